@@ -1,0 +1,110 @@
+# mt: Intel PT snapshots to call-stack timelines.  One flat Makefile.
+#
+#   make                 build the four programs into $(O)/bin
+#   make check           unit tests, then bats tests; ends with "N passed, N failed"
+#   make SANITIZE=address,undefined check
+#   make deps            install the Debian packages needed to build and test
+#   make demo            build, capture the demo, decode it, write trace.fxt.gz
+#   make install PREFIX=/usr/local [DESTDIR=...]
+
+.DEFAULT_GOAL := all
+PROGS    = mt-capture mt-decode mt-symbolize mt-fxt
+PKGS     = libelf libdw zlib libxxhash
+IPT_LIBS ?= -lipt
+CAPSTONE_CFLAGS ?= $(shell pkg-config --cflags capstone 2>/dev/null)
+CAPSTONE_LIBS   ?= $(shell pkg-config --libs capstone 2>/dev/null || echo -lcapstone)
+IBERTY_LIBS ?= -liberty
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wpointer-arith -Wvla -Wformat=2 -Wwrite-strings -Wcast-qual
+MT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Icommon $(CAPSTONE_CFLAGS) \
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread -MMD -MP
+MT_LDLIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz -lxxhash) \
+            $(IPT_LIBS) $(CAPSTONE_LIBS) $(IBERTY_LIBS) -pthread -lm
+
+ifeq ($(DEVELOPER),1)
+MT_CFLAGS += -Werror
+endif
+
+ifneq ($(SANITIZE),)
+MT_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=$(SANITIZE) -fno-omit-frame-pointer
+MT_LDFLAGS += -fsanitize=$(SANITIZE)
+O ?= build-san
+else
+O ?= build
+endif
+
+COMMON_SRCS = $(sort $(wildcard common/*.c))
+COMMON_OBJS = $(COMMON_SRCS:%.c=$(O)/%.o)
+LIBCOMMON   = $(O)/libmtcommon.a
+
+# Each program: main.c plus the other files in its directory, which also go
+# into $(O)/lib<prog>.a so unit tests can reach program-local modules.
+define prog_rules
+$(1)_SRCS = $$(sort $$(wildcard $(1)/*.c))
+$(1)_OBJS = $$($(1)_SRCS:%.c=$(O)/%.o)
+$(1)_LIBOBJS = $$(filter-out $(O)/$(1)/main.o,$$($(1)_OBJS))
+$(O)/lib$(1).a: $$($(1)_LIBOBJS)
+	@mkdir -p $$(@D)
+	rm -f $$@ && $(AR) rcs $$@ $$^ $(O)/.empty.o
+$(O)/bin/$(1): $(O)/$(1)/main.o $(O)/lib$(1).a $(LIBCOMMON)
+	@mkdir -p $$(@D)
+	$(CC) $(CFLAGS) $(MT_LDFLAGS) $(LDFLAGS) -o $$@ $$^ $(MT_LDLIBS) $(LDLIBS)
+endef
+$(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
+
+BINS = $(PROGS:%=$(O)/bin/%)
+PROG_LIBS = $(PROGS:%=$(O)/lib%.a)
+
+UNIT_SRCS = $(sort $(wildcard tests/unit/test-*.c))
+UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
+
+.PHONY: all check deps demo install clean bench
+all: $(BINS)
+
+$(O)/.empty.o:
+	@mkdir -p $(@D)
+	echo 'int mt_empty_object_;' | $(CC) -x c -c -o $@ -
+
+$(O)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(MT_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(LIBCOMMON): $(COMMON_OBJS) $(O)/.empty.o
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(PROG_LIBS): $(O)/.empty.o
+
+$(O)/tests/%: tests/unit/%.c $(PROG_LIBS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(MT_CFLAGS) -Itests/unit $(MT_LDFLAGS) $(LDFLAGS) -o $@ $< \
+		$(PROG_LIBS) $(LIBCOMMON) $(MT_LDLIBS) $(LDLIBS)
+
+# MT_TESTS narrows the run: make check MT_TESTS='tests/unit/test-snap.c tests/mt-fxt-*.bats'
+check: all $(UNIT_BINS)
+	MT_BUILD=$(abspath $(O)) tests/helpers/run-tests $(MT_TESTS)
+
+deps:
+	@tests/helpers/deps
+
+demo: all
+	MT_BUILD=$(abspath $(O)) demo/run-demo
+
+bench: all
+	MT_BUILD=$(abspath $(O)) bench/run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	for f in docs/man/*.1; do [ -f "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man1/; done; true
+	for f in docs/man/*.5; do [ -f "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man5/; done; true
+
+clean:
+	rm -rf $(O)
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

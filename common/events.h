@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The event stream (docs/formats/events.md): the text that mt-decode
+ * writes, mt-symbolize annotates and mt-fxt reads.  One module holds the
+ * reader and the writer.
+ */
+#ifndef MT_EVENTS_H
+#define MT_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MT_EV_MAGIC	"mt-events"
+#define MT_EV_MAJOR	1
+#define MT_EV_MINOR	0
+#define MT_EV_MAX_FRAMES 64	/* frames in one loc record */
+
+enum mt_ev_kind {
+	MT_EV_NONE = 0,
+	/* Definitions. */
+	MT_EV_INFO,	/* str[0] key, str[1] value */
+	MT_EV_PROC,	/* pid, str[0] comm, str[1] cmdline (args joined by ' ') */
+	MT_EV_THREAD,	/* pid, tid, str[0] comm */
+	MT_EV_MOD,	/* pid, addr[0] start, addr[1] end, num pgoff,
+			 * str[0] build-id hex ("" unknown), str[1] path */
+	MT_EV_FILE,	/* id, str[0] path */
+	MT_EV_FN,	/* id, addr[0] start, str[0] dso, str[1] name */
+	MT_EV_LOC,	/* id, addr[0], frames[0..nframes) outermost first */
+	/* Events: time, tid, then the fields named. */
+	MT_EV_CALL,	/* addr[0] from (the call insn), addr[1] to */
+	MT_EV_RET,	/* addr[0] from (the ret insn), addr[1] to */
+	MT_EV_JMP,	/* jump that leaves a function: from, to */
+	MT_EV_BR,	/* taken branch inside a function: from, to */
+	MT_EV_SYSCALL,	/* from (the syscall insn), to (0: not traced) */
+	MT_EV_SYSRET,	/* from (0: not traced), to */
+	MT_EV_IRQ,	/* interrupt/exception: from (next insn), to */
+	MT_EV_IRET,	/* from, to */
+	MT_EV_DISABLE,	/* addr[0] last ip, str[0] reason */
+	MT_EV_ENABLE,	/* addr[0] ip where tracing resumes */
+	MT_EV_OVERFLOW,	/* addr[0] ip where tracing resumes (0: unknown) */
+	MT_EV_ERROR,	/* addr[0] ip, num trace offset, str[0] message */
+	MT_EV_TRIGGER,	/* addr[0] ip, str[0] what */
+	MT_EV_END,	/* end of this thread's trace (no fields) */
+	MT_EV_NKINDS
+};
+
+/* Inclusive range of event kinds that carry time and tid. */
+#define MT_EV_IS_EVENT(k) ((k) >= MT_EV_CALL && (k) <= MT_EV_END)
+
+struct mt_ev_frame {
+	uint32_t fn;		/* fn id */
+	uint32_t file;		/* file id, 0 unknown */
+	uint32_t line;		/* 0 unknown */
+};
+
+/*
+ * One record.  Which fields are used depends on kind (see above).  Strings
+ * point into the reader's line buffer (decoded) and stay valid until the
+ * next mt_evr_next(); the writer encodes them.  NULL and "" are written as
+ * "-".
+ */
+struct mt_ev {
+	enum mt_ev_kind kind;
+	uint64_t time;		/* ns, events only */
+	uint32_t pid;
+	uint32_t tid;		/* events, THREAD */
+	uint32_t id;		/* FILE, FN, LOC */
+	uint64_t addr[2];	/* addresses (see kind) */
+	uint32_t loc[2];	/* symbolized: loc id of addr[i], 0 none */
+	uint64_t num;		/* MOD pgoff, ERROR offset */
+	const char *str[2];	/* strings (see kind) */
+	uint32_t nframes;	/* LOC */
+	struct mt_ev_frame frames[MT_EV_MAX_FRAMES];	/* LOC */
+};
+
+/* Number of address fields events of @kind carry (0, 1 or 2). */
+int mt_ev_naddr(enum mt_ev_kind kind);
+/* Record keyword of @kind, e.g. "call". */
+const char *mt_ev_kind_name(enum mt_ev_kind kind);
+
+struct mt_evr;
+
+/*
+ * Reader over @fd (not closed).  @name is used in messages (copied).
+ * mt_evr_next() returns 0 with a record, MT_EOS at the end of input, or a
+ * negative code with mt_evr_errmsg() saying "line N: field F: why".
+ * Comment lines and unknown record kinds (newer minor versions) are skipped.
+ */
+int mt_evr_new(struct mt_evr **r, int fd, const char *name);
+void mt_evr_free(struct mt_evr *r);
+int mt_evr_next(struct mt_evr *r, struct mt_ev *ev);
+const char *mt_evr_errmsg(const struct mt_evr *r);
+uint64_t mt_evr_lineno(const struct mt_evr *r);
+/* Bytes consumed so far (for progress). */
+uint64_t mt_evr_offset(const struct mt_evr *r);
+
+struct mt_evw;
+
+/*
+ * Buffered writer to @fd (not closed).  mt_evw_new() writes the header line.
+ * Errors are sticky: check mt_evw_flush()'s result at the end.  Returns 0,
+ * or -MT_E_IO with errno set.
+ */
+int mt_evw_new(struct mt_evw **w, int fd);
+int mt_evw_write(struct mt_evw *w, const struct mt_ev *ev);
+int mt_evw_comment(struct mt_evw *w, const char *text);
+int mt_evw_flush(struct mt_evw *w);
+/* Flushes, then frees; returns the flush result.  @w may be NULL. */
+int mt_evw_free(struct mt_evw *w);
+
+#endif /* MT_EVENTS_H */
