@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for common/snap.c: a round trip of every chunk type, a clean
+ * error for truncation at every offset and for every flipped bit, and the
+ * version and unknown-chunk rules of docs/formats/snapshot.md.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "tap.h"
+#include "buf.h"
+#include "err.h"
+#include "snap.h"
+
+/* A modifiable copy of a string literal (the structs own char *). */
+#define S(lit) ((char[]){ lit })
+
+static void
+fill(struct mt_snap *s)
+{
+	struct mt_snap_host h = { .vendor = "GenuineIntel", .family = 6,
+	    .model = 0x8c, .stepping = 1, .cpuid_15 = { 2, 188, 0 },
+	    .max_nonturbo_ratio = 28, .nr_cpus = 8, .kernel = S("6.1.0"),
+	    .hostname = S("box") };
+	static char cmdline[] = "demo\0-x";
+	struct mt_snap_process p = { .pid = 42, .ppid = 1, .comm = S("demo"),
+	    .exe = S("/usr/bin/demo"), .cmdline = cmdline,
+	    .cmdline_len = 8 };
+	struct mt_snap_thread t = { .pid = 42, .tid = 43, .comm = S("worker") };
+	struct mt_snap_mmap m = { .pid = 42, .start = 0x400000,
+	    .end = 0x401000, .pgoff = 0, .prot = 5, .flags = 2,
+	    .build_id_len = 3, .build_id = { 0xab, 0xcd, 0xef },
+	    .path = S("/usr/bin/demo") };
+	static uint8_t pt[] = { 0x02, 0x82, 0x02, 0x82, 0x99, 0x01 };
+	struct mt_snap_aux a = { .tid = 43, .cpu = MT_SNAP_NONE, .index = 2,
+	    .flags = MT_SNAP_AUX_WRAPPED, .ring_size = 4096, .head = 6,
+	    .len = sizeof(pt), .data = pt };
+	static uint8_t sb[] = { 3, 0, 0, 0, 0, 0, 8, 0 };
+	struct mt_snap_sideband b = { .cpu = MT_SNAP_NONE, .tid = 43,
+	    .sample_type = 0x10087, .len = sizeof(sb),
+	    .data = sb };
+	struct mt_snap_trigger tr = { .time = 123456789, .pid = 42,
+	    .tid = 43, .ip = 0x401136, .index = 2, .what = S("libm.so.6:cos") };
+	static uint8_t code[] = { 0xc3 };
+	struct mt_snap_blob bl = { .pid = 42, .kind = MT_SNAP_BLOB_VDSO,
+	    .addr = 0x7fff0000, .name = S("[vdso]"), .len = 1,
+	    .data = code };
+	static uint8_t elf[] = { 0x7f, 'E', 'L', 'F' };
+	struct mt_snap_elf e = { .build_id_len = 2, .build_id = { 1, 2 },
+	    .path = S("/lib/x.so"), .len = 4, .data = elf };
+	static char perfmap[] = "1000 10 jit";
+	struct mt_snap_text tx = { .kind = MT_SNAP_TEXT_PERFMAP, .pid = 42,
+	    .len = 11, .data = perfmap };
+
+	CHECK(mt_snap_add_meta(s, "reason", "trigger") == 0);
+	CHECK(mt_snap_set_host(s, &h) == 0);
+	s->has_ptcfg = 1;
+	s->ptcfg.backend = MT_SNAP_BK_EMULATE;
+	s->ptcfg.config = MT_PT_CFG_TSC | MT_PT_CFG_CYC;
+	s->ptcfg.user = 1;
+	s->ptcfg.nfilters = 1;
+	s->ptcfg.filters[0].a = 0x400000;
+	s->ptcfg.filters[0].b = 0x426fff;
+	s->ptcfg.filters[0].cfg = 1;
+	s->has_timeconv = 1;
+	s->timeconv.time_zero = 77;
+	s->timeconv.time_mult = 600;
+	s->timeconv.time_shift = 10;
+	s->timeconv.cap_user_time_zero = 1;
+	CHECK(mt_snap_add_process(s, &p) == 0);
+	CHECK(mt_snap_add_thread(s, &t) == 0);
+	CHECK(mt_snap_add_mmap(s, &m) == 0);
+	CHECK(mt_snap_add_aux(s, &a) == 0);
+	CHECK(mt_snap_add_sideband(s, &b) == 0);
+	CHECK(mt_snap_add_trigger(s, &tr) == 0);
+	CHECK(mt_snap_add_blob(s, &bl) == 0);
+	CHECK(mt_snap_add_elf(s, &e) == 0);
+	CHECK(mt_snap_add_text(s, &tx) == 0);
+}
+
+/* Write @s into a malloc'd buffer through a temporary file. */
+static uint8_t *
+to_bytes(const struct mt_snap *s, size_t *len)
+{
+	char path[] = "/tmp/mt-test-snap-XXXXXX";
+	int fd = mkstemp(path);
+	uint8_t *p;
+	off_t n;
+
+	if (fd < 0)
+		return NULL;
+	unlink(path);
+	if (mt_snap_write_fd(s, fd) < 0)
+		return close(fd), NULL;
+	n = lseek(fd, 0, SEEK_CUR);
+	p = malloc((size_t)n);
+	if (p == NULL || pread(fd, p, (size_t)n, 0) != n) {
+		free(p);
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	*len = (size_t)n;
+	return p;
+}
+
+static void
+roundtrip_every_chunk(void)
+{
+	struct mt_snap s, r;
+	struct mt_snap_diag d;
+	uint8_t *p;
+	size_t len;
+
+	mt_snap_init(&s);
+	fill(&s);
+	p = to_bytes(&s, &len);
+	CHECK(p != NULL);
+	mt_snap_init(&r);
+	CHECK(mt_snap_read_mem(&r, p, len, &d) == 0);
+	CHECK_EQ_U64(r.nchunks, 14);
+	CHECK_STR(mt_snap_meta_get(&r, "reason"), "trigger");
+	CHECK(r.has_host && r.host.model == 0x8c && r.host.family == 6);
+	CHECK_STR(r.host.vendor, "GenuineIntel");
+	CHECK_STR(r.host.kernel, "6.1.0");
+	CHECK_EQ_U64(r.host.cpuid_15[1], 188);
+	CHECK(r.has_ptcfg && r.ptcfg.config == (MT_PT_CFG_TSC | MT_PT_CFG_CYC));
+	CHECK_EQ_U64(r.ptcfg.filters[0].b, 0x426fff);
+	CHECK(r.has_timeconv && r.timeconv.time_mult == 600);
+	CHECK(r.nprocs == 1 && r.procs[0].cmdline_len == 8);
+	CHECK(r.nprocs == 1 && memcmp(r.procs[0].cmdline, "demo\0-x\0", 8) == 0);
+	CHECK(r.nthreads == 1 && r.threads[0].tid == 43);
+	CHECK_STR(r.nthreads ? r.threads[0].comm : NULL, "worker");
+	CHECK(r.nmmaps == 1 && r.mmaps[0].build_id_len == 3 &&
+	    r.mmaps[0].build_id[2] == 0xef);
+	CHECK(r.naux == 1 && r.aux[0].len == 6 && r.aux[0].data[4] == 0x99 &&
+	    r.aux[0].flags == MT_SNAP_AUX_WRAPPED && r.aux[0].index == 2);
+	CHECK(r.nsideband == 1 && r.sideband[0].sample_type == 0x10087);
+	CHECK(r.ntriggers == 1 && r.triggers[0].ip == 0x401136);
+	CHECK_STR(r.ntriggers ? r.triggers[0].what : NULL, "libm.so.6:cos");
+	CHECK(r.nblobs == 1 && r.blobs[0].data[0] == 0xc3);
+	CHECK(r.nelfs == 1 && r.elfs[0].len == 4);
+	CHECK(r.ntexts == 1 && r.texts[0].len == 11);
+	CHECK_STR(r.ntexts ? r.texts[0].data : NULL, "1000 10 jit");
+	mt_snap_release(&r);
+	mt_snap_release(&s);
+	free(p);
+}
+
+static void
+truncation_at_every_offset(void)
+{
+	struct mt_snap s, r;
+	struct mt_snap_diag d;
+	uint8_t *p;
+	size_t len, i;
+	int bad = 0;
+
+	mt_snap_init(&s);
+	fill(&s);
+	p = to_bytes(&s, &len);
+	CHECK(p != NULL);
+	for (i = 0; p && i < len; i++) {
+		int rc;
+
+		mt_snap_init(&r);
+		memset(&d, 0, sizeof(d));
+		rc = mt_snap_read_mem(&r, p, i, &d);
+		if (i < 8 ? rc != -MT_E_MAGIC : rc != -MT_E_TRUNC)
+			bad++;
+		if (i >= 8 && d.off > i)
+			bad++;
+		mt_snap_release(&r);
+	}
+	CHECK_EQ_U64(bad, 0);
+	mt_snap_release(&s);
+	free(p);
+}
+
+static void
+every_flipped_bit_is_caught(void)
+{
+	struct mt_snap s, r;
+	struct mt_snap_diag d;
+	uint8_t *p;
+	size_t len, i;
+	int bit, missed = 0;
+
+	mt_snap_init(&s);
+	fill(&s);
+	p = to_bytes(&s, &len);
+	CHECK(p != NULL);
+	for (i = 0; p && i < len; i++) {
+		for (bit = 0; bit < 8; bit++) {
+			p[i] ^= (uint8_t)(1u << bit);
+			mt_snap_init(&r);
+			if (mt_snap_read_mem(&r, p, len, &d) == 0)
+				missed++;
+			mt_snap_release(&r);
+			p[i] ^= (uint8_t)(1u << bit);
+		}
+	}
+	CHECK_EQ_U64(missed, 0);
+	mt_snap_release(&s);
+	free(p);
+}
+
+/* Append a chunk of @type/@flags with an empty payload to @w. */
+static void
+raw_chunk(struct mt_wbuf *w, uint32_t type, uint32_t flags,
+    const void *pay, size_t n)
+{
+	uint8_t hdr[16];
+	XXH3_state_t *st = XXH3_createState();
+
+	mt_put_le32(hdr, type);
+	mt_put_le32(hdr + 4, flags);
+	mt_put_le64(hdr + 8, n);
+	XXH3_64bits_reset(st);
+	XXH3_64bits_update(st, hdr, 16);
+	XXH3_64bits_update(st, pay, n);
+	mt_wbuf_put(w, hdr, 16);
+	mt_wbuf_put(w, pay, n);
+	mt_wbuf_u64le(w, XXH3_64bits_digest(st));
+	XXH3_freeState(st);
+}
+
+static void
+header(struct mt_wbuf *w, uint16_t major)
+{
+	uint8_t h[32];
+
+	memcpy(h, MT_SNAP_MAGIC, 8);
+	mt_put_le16(h + 8, major);
+	mt_put_le16(h + 10, 7);
+	mt_put_le32(h + 12, 32);
+	mt_put_le64(h + 16, 0);
+	mt_put_le64(h + 24, XXH3_64bits(h, 24));
+	mt_wbuf_put(w, h, 32);
+}
+
+static void
+unknown_optional_chunk_skipped_required_refused(void)
+{
+	struct mt_wbuf w;
+	struct mt_snap r;
+	struct mt_snap_diag d;
+	uint8_t cnt[8];
+
+	mt_wbuf_init(&w);
+	header(&w, 1);
+	raw_chunk(&w, 77, 0, "xyz", 3);
+	mt_put_le64(cnt, 1);
+	raw_chunk(&w, MT_SNAP_END, 0, cnt, 8);
+	mt_snap_init(&r);
+	CHECK(mt_snap_read_mem(&r, w.p, w.len, &d) == 0);
+	CHECK_EQ_U64(r.skipped, 1);
+	CHECK_EQ_U64(r.minor, 7);
+	mt_snap_release(&r);
+	mt_wbuf_release(&w);
+
+	mt_wbuf_init(&w);
+	header(&w, 1);
+	raw_chunk(&w, 77, MT_SNAP_CF_REQUIRED, "xyz", 3);
+	raw_chunk(&w, MT_SNAP_END, 0, cnt, 8);
+	mt_snap_init(&r);
+	CHECK(mt_snap_read_mem(&r, w.p, w.len, &d) == -MT_E_UNSUPP);
+	CHECK_EQ_U64(d.off, 32);
+	CHECK(strstr(d.msg, "unknown required chunk type 77") != NULL);
+	mt_snap_release(&r);
+	mt_wbuf_release(&w);
+}
+
+static void
+newer_major_refused(void)
+{
+	struct mt_wbuf w;
+	struct mt_snap r;
+	struct mt_snap_diag d;
+
+	mt_wbuf_init(&w);
+	header(&w, 2);
+	mt_snap_init(&r);
+	CHECK(mt_snap_read_mem(&r, w.p, w.len, &d) == -MT_E_VERSION);
+	CHECK(strstr(d.msg, "version 2.7 is not supported") != NULL);
+	mt_snap_release(&r);
+	mt_wbuf_release(&w);
+}
+
+static void
+checksum_error_names_chunk(void)
+{
+	struct mt_snap s, r;
+	struct mt_snap_diag d;
+	uint8_t *p;
+	size_t len;
+
+	mt_snap_init(&s);
+	fill(&s);
+	p = to_bytes(&s, &len);
+	CHECK(p != NULL);
+	/* The AUX chunk is the one before END; its payload ends 8 + 24
+	 * (END chunk) + 8 (its checksum) bytes from the end. */
+	p[len - 8 - 24 - 8 - 1] ^= 0x40;
+	mt_snap_init(&r);
+	CHECK(mt_snap_read_mem(&r, p, len, &d) == -MT_E_CHECKSUM);
+	CHECK_EQ_U64(d.type, MT_SNAP_AUX);
+	CHECK(strstr(d.msg, "checksum mismatch in AUX chunk") != NULL);
+	mt_snap_release(&r);
+	mt_snap_release(&s);
+	free(p);
+}
+
+static void
+short_payload_is_corrupt(void)
+{
+	struct mt_wbuf w;
+	struct mt_snap r;
+	struct mt_snap_diag d;
+	uint8_t cnt[8], pay[4] = { 1, 0, 0, 0 };
+
+	mt_wbuf_init(&w);
+	header(&w, 1);
+	raw_chunk(&w, MT_SNAP_THREAD, 0, pay, sizeof(pay));
+	mt_put_le64(cnt, 1);
+	raw_chunk(&w, MT_SNAP_END, 0, cnt, 8);
+	mt_snap_init(&r);
+	CHECK(mt_snap_read_mem(&r, w.p, w.len, &d) == -MT_E_CORRUPT);
+	CHECK(strstr(d.msg, "corrupt THREAD chunk at offset 32") != NULL);
+	mt_snap_release(&r);
+	mt_wbuf_release(&w);
+}
+
+static void
+reads_from_a_pipe(void)
+{
+	struct mt_snap s, r;
+	struct mt_snap_diag d;
+	int fds[2];
+	pid_t pid;
+
+	mt_snap_init(&s);
+	fill(&s);
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(mt_snap_write_fd(&s, fds[1]) == 0 ? 0 : 1);
+	}
+	close(fds[1]);
+	mt_snap_init(&r);
+	CHECK(mt_snap_read_fd(&r, fds[0], &d) == 0);
+	CHECK(r.naux == 1 && r.aux[0].len == 6);
+	close(fds[0]);
+	mt_snap_release(&r);
+	mt_snap_release(&s);
+}
+
+int
+main(void)
+{
+	TEST(roundtrip_every_chunk);
+	TEST(truncation_at_every_offset);
+	TEST(every_flipped_bit_is_caught);
+	TEST(unknown_optional_chunk_skipped_required_refused);
+	TEST(newer_major_refused);
+	TEST(checksum_error_names_chunk);
+	TEST(short_payload_is_corrupt);
+	TEST(reads_from_a_pipe);
+	return tap_done();
+}
