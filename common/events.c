@@ -1,0 +1,830 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reader and writer of the text event stream (docs/formats/events.md).
+ * Both are built for throughput: the reader splits lines in its own
+ * buffer and decodes fields in place, the writer formats numbers by hand
+ * into a 64 KiB buffer.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "events.h"
+
+#define RBUF_INIT	(256u << 10)
+#define LINE_MAX_LEN	(1u << 20)
+#define WBUF_SIZE	(64u << 10)
+#define MAX_FIELDS	(4 + 2 * MT_EV_MAX_FRAMES)
+
+static const char *const kind_names[MT_EV_NKINDS] = {
+	[MT_EV_NONE] = "none",
+	[MT_EV_INFO] = "info",
+	[MT_EV_PROC] = "proc",
+	[MT_EV_THREAD] = "thread",
+	[MT_EV_MOD] = "mod",
+	[MT_EV_FILE] = "file",
+	[MT_EV_FN] = "fn",
+	[MT_EV_LOC] = "loc",
+	[MT_EV_CALL] = "call",
+	[MT_EV_RET] = "ret",
+	[MT_EV_JMP] = "jmp",
+	[MT_EV_BR] = "br",
+	[MT_EV_SYSCALL] = "syscall",
+	[MT_EV_SYSRET] = "sysret",
+	[MT_EV_IRQ] = "irq",
+	[MT_EV_IRET] = "iret",
+	[MT_EV_DISABLE] = "disable",
+	[MT_EV_ENABLE] = "enable",
+	[MT_EV_OVERFLOW] = "overflow",
+	[MT_EV_ERROR] = "error",
+	[MT_EV_TRIGGER] = "trigger",
+	[MT_EV_END] = "end",
+};
+
+const char *
+mt_ev_kind_name(enum mt_ev_kind kind)
+{
+	return (unsigned)kind < MT_EV_NKINDS ? kind_names[kind] : "none";
+}
+
+int
+mt_ev_naddr(enum mt_ev_kind kind)
+{
+	switch (kind) {
+	case MT_EV_CALL: case MT_EV_RET: case MT_EV_JMP: case MT_EV_BR:
+	case MT_EV_SYSCALL: case MT_EV_SYSRET: case MT_EV_IRQ:
+	case MT_EV_IRET:
+		return 2;
+	case MT_EV_DISABLE: case MT_EV_ENABLE: case MT_EV_OVERFLOW:
+	case MT_EV_ERROR: case MT_EV_TRIGGER:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Keyword to kind: switch on length and first byte, then compare. */
+static enum mt_ev_kind
+lookup_kind(const char *w, size_t n)
+{
+	int k;
+
+	for (k = MT_EV_INFO; k < MT_EV_NKINDS; k++)
+		if (kind_names[k][0] == w[0] &&
+		    strlen(kind_names[k]) == n &&
+		    memcmp(kind_names[k], w, n) == 0)
+			return (enum mt_ev_kind)k;
+	return MT_EV_NONE;
+}
+
+/*
+ * Reader.
+ */
+
+struct mt_evr {
+	int fd;
+	char *name;		/* input name, for messages */
+	char *buf;		/* bytes read, lines split in place */
+	size_t cap;		/* bytes allocated */
+	size_t pos;		/* start of the next line */
+	size_t end;		/* bytes valid in buf */
+	int eof;
+	uint64_t lineno;	/* number of the last line returned */
+	uint64_t consumed;	/* bytes of input before buf[pos] */
+	int header_seen;
+	char err[256];
+};
+
+int
+mt_evr_new(struct mt_evr **rp, int fd, const char *name)
+{
+	struct mt_evr *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return -MT_E_NOMEM;
+	r->fd = fd;
+	r->name = strdup(name ? name : "-");
+	r->cap = RBUF_INIT;
+	r->buf = malloc(r->cap);
+	if (r->name == NULL || r->buf == NULL) {
+		mt_evr_free(r);
+		return -MT_E_NOMEM;
+	}
+	*rp = r;
+	return 0;
+}
+
+void
+mt_evr_free(struct mt_evr *r)
+{
+	if (r == NULL)
+		return;
+	free(r->name);
+	free(r->buf);
+	free(r);
+}
+
+const char *
+mt_evr_errmsg(const struct mt_evr *r)
+{
+	return r->err;
+}
+
+uint64_t
+mt_evr_lineno(const struct mt_evr *r)
+{
+	return r->lineno;
+}
+
+uint64_t
+mt_evr_offset(const struct mt_evr *r)
+{
+	return r->consumed;
+}
+
+static int
+rerr(struct mt_evr *r, int rc, int field, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (field >= 0)
+		n = snprintf(r->err, sizeof(r->err), "line %llu: field %d: ",
+		    (unsigned long long)r->lineno, field);
+	else
+		n = snprintf(r->err, sizeof(r->err), "line %llu: ",
+		    (unsigned long long)r->lineno);
+	if (n < 0 || (size_t)n >= sizeof(r->err))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/*
+ * Make buf[pos..] hold a whole line; return its length (without '\n') in
+ * *len.  Returns 0, MT_EOS, or an error.
+ */
+static int
+fill_line(struct mt_evr *r, char **line, size_t *len)
+{
+	for (;;) {
+		char *nl = memchr(r->buf + r->pos, '\n', r->end - r->pos);
+		ssize_t n;
+
+		if (nl != NULL) {
+			*line = r->buf + r->pos;
+			*len = (size_t)(nl - *line);
+			r->consumed += *len + 1;
+			r->pos += *len + 1;
+			return 0;
+		}
+		if (r->eof) {
+			if (r->pos == r->end)
+				return MT_EOS;
+			/* A last line without '\n'. */
+			*line = r->buf + r->pos;
+			*len = r->end - r->pos;
+			r->consumed += *len;
+			r->pos = r->end;
+			return 0;
+		}
+		if (r->pos > 0) {
+			memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+			r->end -= r->pos;
+			r->pos = 0;
+		}
+		if (r->end == r->cap) {
+			char *nb;
+
+			if (r->cap >= LINE_MAX_LEN + 1) {
+				r->lineno++;
+				return rerr(r, -MT_E_LIMIT, -1,
+				    "line longer than %u bytes", LINE_MAX_LEN);
+			}
+			nb = realloc(r->buf, r->cap * 2);
+			if (nb == NULL)
+				return -MT_E_NOMEM;
+			r->buf = nb;
+			r->cap *= 2;
+		}
+		n = read(r->fd, r->buf + r->end, r->cap - r->end);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return rerr(r, -MT_E_IO, -1, "read error: %s",
+			    strerror(errno));
+		}
+		if (n == 0)
+			r->eof = 1;
+		r->end += (size_t)n;
+	}
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int
+parse_u64(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (*s == '\0')
+		return -1;
+	for (; *s; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return 0;
+}
+
+static int
+parse_u32(const char *s, uint32_t *v)
+{
+	uint64_t x;
+
+	if (parse_u64(s, &x) < 0 || x > UINT32_MAX)
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int
+parse_addr(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+	int n = 0, d;
+
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return -1;
+	for (s += 2; *s; s++, n++) {
+		d = hexval((unsigned char)*s);
+		if (d < 0 || n >= 16)
+			return -1;
+		x = x << 4 | (uint64_t)d;
+	}
+	if (n == 0)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* Decode a str field in place; "-" is the empty string. */
+static int
+decode_str(char *s)
+{
+	char *o = s;
+	const char *i = s;
+
+	if (s[0] == '-' && s[1] == '\0') {
+		s[0] = '\0';
+		return 0;
+	}
+	while (*i) {
+		if (*i == '%') {
+			int h = hexval((unsigned char)i[1]), l;
+
+			if (h < 0 || (l = hexval((unsigned char)i[2])) < 0)
+				return -1;
+			*o++ = (char)(h << 4 | l);
+			i += 3;
+		} else {
+			*o++ = *i++;
+		}
+	}
+	*o = '\0';
+	return 0;
+}
+
+/* Split @line into fields in place; returns the count. */
+static int
+split(char *line, size_t len, char **f, int max)
+{
+	char *p = line, *e = line + len;
+	int n = 0;
+
+	while (p < e) {
+		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		if (p >= e)
+			break;
+		if (n == max)
+			return n + 1;
+		f[n++] = p;
+		while (p < e && *p != ' ' && *p != '\t' && *p != '\r')
+			p++;
+		*p++ = '\0';
+	}
+	return n;
+}
+
+static int
+parse_header(struct mt_evr *r, char **f, int nf)
+{
+	unsigned long major, minor;
+	char *end;
+
+	if (nf < 2 || strcmp(f[0], MT_EV_MAGIC) != 0)
+		return rerr(r, -MT_E_MAGIC, -1,
+		    "not an mt event stream (expected '%s %d.%d')",
+		    MT_EV_MAGIC, MT_EV_MAJOR, MT_EV_MINOR);
+	errno = 0;
+	major = strtoul(f[1], &end, 10);
+	if (*end != '.' || errno)
+		return rerr(r, -MT_E_SYNTAX, 1, "bad version '%s'", f[1]);
+	minor = strtoul(end + 1, &end, 10);
+	if (*end != '\0' || errno)
+		return rerr(r, -MT_E_SYNTAX, 1, "bad version '%s'", f[1]);
+	(void)minor;
+	if (major != MT_EV_MAJOR)
+		return rerr(r, -MT_E_VERSION, 1,
+		    "unsupported event stream version %s (this reader: %d.x)",
+		    f[1], MT_EV_MAJOR);
+	return 0;
+}
+
+#define NEED(cond, i, ...) do { if (!(cond)) \
+	return rerr(r, -MT_E_SYNTAX, (i), __VA_ARGS__); } while (0)
+
+static int
+parse_frame(struct mt_evr *r, char *s, int i, struct mt_ev_frame *fr)
+{
+	char *a = s, *b, *c;
+
+	b = strchr(a, ':');
+	NEED(b != NULL, i, "bad frame '%s' (want FN:FILE:LINE)", s);
+	*b++ = '\0';
+	c = strchr(b, ':');
+	NEED(c != NULL, i, "bad frame (want FN:FILE:LINE)");
+	*c++ = '\0';
+	NEED(parse_u32(a, &fr->fn) == 0 && parse_u32(b, &fr->file) == 0 &&
+	    parse_u32(c, &fr->line) == 0, i, "bad frame numbers");
+	return 0;
+}
+
+static int
+parse_record(struct mt_evr *r, char **f, int nf, struct mt_ev *ev)
+{
+	enum mt_ev_kind k = ev->kind;
+	int i, na, first;
+
+	switch (k) {
+	case MT_EV_INFO:
+		NEED(nf >= 3, nf, "missing field (info KEY VALUE)");
+		NEED(decode_str(f[1]) == 0, 1, "bad %%-escape");
+		NEED(decode_str(f[2]) == 0, 2, "bad %%-escape");
+		ev->str[0] = f[1];
+		ev->str[1] = f[2];
+		return 0;
+	case MT_EV_PROC:
+		NEED(nf >= 4, nf, "missing field (proc PID COMM CMDLINE)");
+		NEED(parse_u32(f[1], &ev->pid) == 0, 1, "bad pid '%s'", f[1]);
+		NEED(decode_str(f[2]) == 0, 2, "bad %%-escape");
+		NEED(decode_str(f[3]) == 0, 3, "bad %%-escape");
+		ev->str[0] = f[2];
+		ev->str[1] = f[3];
+		return 0;
+	case MT_EV_THREAD:
+		NEED(nf >= 4, nf, "missing field (thread PID TID COMM)");
+		NEED(parse_u32(f[1], &ev->pid) == 0, 1, "bad pid '%s'", f[1]);
+		NEED(parse_u32(f[2], &ev->tid) == 0, 2, "bad tid '%s'", f[2]);
+		NEED(decode_str(f[3]) == 0, 3, "bad %%-escape");
+		ev->str[0] = f[3];
+		return 0;
+	case MT_EV_MOD:
+		NEED(nf >= 7, nf,
+		    "missing field (mod PID START END PGOFF BUILDID PATH)");
+		NEED(parse_u32(f[1], &ev->pid) == 0, 1, "bad pid '%s'", f[1]);
+		NEED(parse_addr(f[2], &ev->addr[0]) == 0, 2,
+		    "bad address '%s'", f[2]);
+		NEED(parse_addr(f[3], &ev->addr[1]) == 0, 3,
+		    "bad address '%s'", f[3]);
+		NEED(parse_u64(f[4], &ev->num) == 0, 4, "bad offset '%s'",
+		    f[4]);
+		NEED(decode_str(f[5]) == 0, 5, "bad %%-escape");
+		NEED(decode_str(f[6]) == 0, 6, "bad %%-escape");
+		ev->str[0] = f[5];
+		ev->str[1] = f[6];
+		return 0;
+	case MT_EV_FILE:
+		NEED(nf >= 3, nf, "missing field (file ID PATH)");
+		NEED(parse_u32(f[1], &ev->id) == 0, 1, "bad id '%s'", f[1]);
+		NEED(decode_str(f[2]) == 0, 2, "bad %%-escape");
+		ev->str[0] = f[2];
+		return 0;
+	case MT_EV_FN:
+		NEED(nf >= 5, nf, "missing field (fn ID START DSO NAME)");
+		NEED(parse_u32(f[1], &ev->id) == 0, 1, "bad id '%s'", f[1]);
+		NEED(parse_addr(f[2], &ev->addr[0]) == 0, 2,
+		    "bad address '%s'", f[2]);
+		NEED(decode_str(f[3]) == 0, 3, "bad %%-escape");
+		NEED(decode_str(f[4]) == 0, 4, "bad %%-escape");
+		ev->str[0] = f[3];
+		ev->str[1] = f[4];
+		return 0;
+	case MT_EV_LOC:
+		NEED(nf >= 4, nf, "missing field (loc ID ADDR FRAME...)");
+		NEED(parse_u32(f[1], &ev->id) == 0, 1, "bad id '%s'", f[1]);
+		NEED(parse_addr(f[2], &ev->addr[0]) == 0, 2,
+		    "bad address '%s'", f[2]);
+		NEED(nf - 3 <= MT_EV_MAX_FRAMES, nf - 1,
+		    "more than %d frames", MT_EV_MAX_FRAMES);
+		for (i = 3; i < nf; i++) {
+			int rc = parse_frame(r, f[i], i,
+			    &ev->frames[i - 3]);
+
+			if (rc < 0)
+				return rc;
+		}
+		ev->nframes = (uint32_t)(nf - 3);
+		return 0;
+	default:
+		break;
+	}
+
+	/* Events: KEYWORD TIME TID fields... [@LOC...] */
+	NEED(nf >= 3, nf, "missing field (%s TIME TID ...)",
+	    mt_ev_kind_name(k));
+	NEED(parse_u64(f[1], &ev->time) == 0, 1, "bad time '%s'", f[1]);
+	NEED(parse_u32(f[2], &ev->tid) == 0, 2, "bad tid '%s'", f[2]);
+	na = mt_ev_naddr(k);
+	first = 3;
+	for (i = 0; i < na; i++) {
+		NEED(first + i < nf, first + i, "missing address field");
+		NEED(parse_addr(f[first + i], &ev->addr[i]) == 0, first + i,
+		    "bad address '%s'", f[first + i]);
+	}
+	i = first + na;
+	switch (k) {
+	case MT_EV_DISABLE:
+	case MT_EV_TRIGGER:
+		NEED(i < nf, i, "missing field");
+		NEED(decode_str(f[i]) == 0, i, "bad %%-escape");
+		ev->str[0] = f[i++];
+		break;
+	case MT_EV_ERROR:
+		NEED(i + 1 < nf, i + 1, "missing field (error ... OFFSET "
+		    "MESSAGE)");
+		NEED(parse_u64(f[i], &ev->num) == 0, i, "bad offset '%s'",
+		    f[i]);
+		NEED(decode_str(f[i + 1]) == 0, i + 1, "bad %%-escape");
+		ev->str[0] = f[i + 1];
+		i += 2;
+		break;
+	default:
+		break;
+	}
+	/* Trailing fields: @LOC per address, others ignored. */
+	for (na = 0; i < nf; i++) {
+		if (f[i][0] != '@')
+			continue;
+		NEED(na < mt_ev_naddr(k), i, "unexpected loc field '%s'",
+		    f[i]);
+		NEED(parse_u32(f[i] + 1, &ev->loc[na]) == 0, i,
+		    "bad loc field '%s'", f[i]);
+		na++;
+	}
+	return 0;
+}
+
+int
+mt_evr_next(struct mt_evr *r, struct mt_ev *ev)
+{
+	char *f[MAX_FIELDS + 1];
+	char *line = NULL;
+	size_t len = 0;
+	int nf, rc;
+
+	for (;;) {
+		rc = fill_line(r, &line, &len);
+		if (rc == MT_EOS) {
+			if (!r->header_seen) {
+				r->lineno++;
+				return rerr(r, -MT_E_TRUNC, -1,
+				    "empty input: no '%s' header",
+				    MT_EV_MAGIC);
+			}
+			return MT_EOS;
+		}
+		if (rc < 0)
+			return rc;
+		r->lineno++;
+		if (len > 0 && line[len - 1] == '\r')
+			len--;
+		if (!r->header_seen) {
+			nf = split(line, len, f, MAX_FIELDS);
+			rc = parse_header(r, f, nf < MAX_FIELDS ? nf : 0);
+			if (rc < 0)
+				return rc;
+			r->header_seen = 1;
+			continue;
+		}
+		if (len == 0 || line[0] == '#')
+			continue;
+		nf = split(line, len, f, MAX_FIELDS);
+		if (nf == 0)
+			continue;
+		if (nf > MAX_FIELDS)
+			return rerr(r, -MT_E_SYNTAX, MAX_FIELDS,
+			    "too many fields");
+		ev->kind = lookup_kind(f[0], strlen(f[0]));
+		if (ev->kind == MT_EV_NONE)
+			continue;	/* newer minor version */
+		ev->time = 0;
+		ev->pid = ev->tid = ev->id = 0;
+		ev->addr[0] = ev->addr[1] = 0;
+		ev->loc[0] = ev->loc[1] = 0;
+		ev->num = 0;
+		ev->str[0] = ev->str[1] = NULL;
+		ev->nframes = 0;
+		return parse_record(r, f, nf, ev);
+	}
+}
+
+/*
+ * Writer.
+ */
+
+struct mt_evw {
+	int fd;
+	int err;		/* sticky error */
+	size_t len;		/* bytes in buf */
+	char buf[WBUF_SIZE];
+};
+
+static int
+wflush(struct mt_evw *w)
+{
+	size_t off = 0;
+
+	while (!w->err && off < w->len) {
+		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			w->err = -MT_E_IO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	w->len = 0;
+	return w->err;
+}
+
+/* Make room for @n bytes (n <= WBUF_SIZE). */
+static inline char *
+room(struct mt_evw *w, size_t n)
+{
+	if (WBUF_SIZE - w->len < n)
+		wflush(w);
+	return w->buf + w->len;
+}
+
+static void
+put(struct mt_evw *w, const char *s, size_t n)
+{
+	while (n > 0) {
+		size_t k = n < WBUF_SIZE ? n : WBUF_SIZE;
+
+		memcpy(room(w, k), s, k);
+		w->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static inline void
+putc_(struct mt_evw *w, char c)
+{
+	*room(w, 1) = c;
+	w->len++;
+}
+
+/* Decimal @v, without a separator. */
+static void
+put_num(struct mt_evw *w, uint64_t v)
+{
+	char t[20];
+	int n = 0;
+	char *o = room(w, 20);
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*o++ = t[--n];
+	w->len = (size_t)(o - w->buf);
+}
+
+/* A space, then decimal @v. */
+static void
+put_u64(struct mt_evw *w, uint64_t v)
+{
+	putc_(w, ' ');
+	put_num(w, v);
+}
+
+static void
+put_addr(struct mt_evw *w, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *o = room(w, 19);
+	int sh = 60;
+
+	*o++ = ' ';
+	*o++ = '0';
+	*o++ = 'x';
+	while (sh > 0 && ((v >> sh) & 0xf) == 0)
+		sh -= 4;
+	for (; sh >= 0; sh -= 4)
+		*o++ = hex[(v >> sh) & 0xf];
+	w->len = (size_t)(o - w->buf);
+}
+
+static void
+put_str(struct mt_evw *w, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)s;
+
+	putc_(w, ' ');
+	if (s == NULL || *s == '\0') {
+		putc_(w, '-');
+		return;
+	}
+	if (s[0] == '-' && s[1] == '\0') {
+		put(w, "%2D", 3);
+		return;
+	}
+	for (; *p; p++) {
+		if (*p <= 0x20 || *p == '%' || *p == 0x7f) {
+			char *o = room(w, 3);
+
+			o[0] = '%';
+			o[1] = hex[*p >> 4];
+			o[2] = hex[*p & 0xf];
+			w->len += 3;
+		} else {
+			putc_(w, (char)*p);
+		}
+	}
+}
+
+static void
+put_word(struct mt_evw *w, const char *s)
+{
+	put(w, s, strlen(s));
+}
+
+int
+mt_evw_new(struct mt_evw **wp, int fd)
+{
+	struct mt_evw *w = malloc(sizeof(*w));
+	char hdr[64];
+	int n;
+
+	if (w == NULL)
+		return -MT_E_NOMEM;
+	w->fd = fd;
+	w->err = 0;
+	w->len = 0;
+	n = snprintf(hdr, sizeof(hdr), "%s %d.%d\n", MT_EV_MAGIC,
+	    MT_EV_MAJOR, MT_EV_MINOR);
+	put(w, hdr, (size_t)n);
+	*wp = w;
+	return 0;
+}
+
+int
+mt_evw_comment(struct mt_evw *w, const char *text)
+{
+	putc_(w, '#');
+	putc_(w, ' ');
+	for (; *text; text++)
+		putc_(w, *text == '\n' ? ' ' : *text);
+	putc_(w, '\n');
+	return w->err;
+}
+
+int
+mt_evw_write(struct mt_evw *w, const struct mt_ev *ev)
+{
+	uint32_t i;
+	int na;
+
+	if ((unsigned)ev->kind >= MT_EV_NKINDS || ev->kind == MT_EV_NONE)
+		return -MT_E_INVAL;
+	put_word(w, kind_names[ev->kind]);
+	switch (ev->kind) {
+	case MT_EV_INFO:
+		put_str(w, ev->str[0]);
+		put_str(w, ev->str[1]);
+		break;
+	case MT_EV_PROC:
+		put_u64(w, ev->pid);
+		put_str(w, ev->str[0]);
+		put_str(w, ev->str[1]);
+		break;
+	case MT_EV_THREAD:
+		put_u64(w, ev->pid);
+		put_u64(w, ev->tid);
+		put_str(w, ev->str[0]);
+		break;
+	case MT_EV_MOD:
+		put_u64(w, ev->pid);
+		put_addr(w, ev->addr[0]);
+		put_addr(w, ev->addr[1]);
+		put_u64(w, ev->num);
+		put_str(w, ev->str[0]);
+		put_str(w, ev->str[1]);
+		break;
+	case MT_EV_FILE:
+		put_u64(w, ev->id);
+		put_str(w, ev->str[0]);
+		break;
+	case MT_EV_FN:
+		put_u64(w, ev->id);
+		put_addr(w, ev->addr[0]);
+		put_str(w, ev->str[0]);
+		put_str(w, ev->str[1]);
+		break;
+	case MT_EV_LOC:
+		if (ev->nframes == 0 || ev->nframes > MT_EV_MAX_FRAMES)
+			return -MT_E_INVAL;
+		put_u64(w, ev->id);
+		put_addr(w, ev->addr[0]);
+		for (i = 0; i < ev->nframes; i++) {
+			put_u64(w, ev->frames[i].fn);
+			putc_(w, ':');
+			put_num(w, ev->frames[i].file);
+			putc_(w, ':');
+			put_num(w, ev->frames[i].line);
+		}
+		break;
+	default:
+		put_u64(w, ev->time);
+		put_u64(w, ev->tid);
+		na = mt_ev_naddr(ev->kind);
+		if (na > 0)
+			put_addr(w, ev->addr[0]);
+		if (na > 1)
+			put_addr(w, ev->addr[1]);
+		if (ev->kind == MT_EV_ERROR)
+			put_u64(w, ev->num);
+		if (ev->kind == MT_EV_DISABLE || ev->kind == MT_EV_TRIGGER ||
+		    ev->kind == MT_EV_ERROR)
+			put_str(w, ev->str[0]);
+		if (na > 0 && (ev->loc[0] || ev->loc[1])) {
+			int k;
+
+			for (k = 0; k < na; k++) {
+				putc_(w, ' ');
+				putc_(w, '@');
+				put_num(w, ev->loc[k]);
+			}
+		}
+		break;
+	}
+	putc_(w, '\n');
+	return w->err;
+}
+
+int
+mt_evw_flush(struct mt_evw *w)
+{
+	return wflush(w);
+}
+
+int
+mt_evw_free(struct mt_evw *w)
+{
+	int rc;
+
+	if (w == NULL)
+		return 0;
+	rc = wflush(w);
+	free(w);
+	return rc;
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for common/events.c: every record kind round-trips through
+ * the writer and the reader; string escapes; comments, unknown kinds and
+ * extra fields; and a line-and-field error for each malformed-line path.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "err.h"
+#include "events.h"
+
+/* A file descriptor reading @text (through a temporary file). */
+static int
+text_fd(const char *text)
+{
+	char path[] = "/tmp/mt-test-ev-XXXXXX";
+	int fd = mkstemp(path);
+	size_t n = strlen(text);
+
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (write(fd, text, n) != (ssize_t)n)
+		return close(fd), -1;
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+/* Write @evs with the writer and return the text (malloc'd). */
+static char *
+write_text(const struct mt_ev *evs, int n)
+{
+	char path[] = "/tmp/mt-test-ev-XXXXXX";
+	int fd = mkstemp(path), i;
+	struct mt_evw *w;
+	char *buf;
+	off_t len;
+
+	unlink(path);
+	if (fd < 0 || mt_evw_new(&w, fd) < 0)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (mt_evw_write(w, &evs[i]) < 0)
+			return NULL;
+	if (mt_evw_free(w) < 0)
+		return NULL;
+	len = lseek(fd, 0, SEEK_CUR);
+	buf = calloc(1, (size_t)len + 1);
+	if (buf && pread(fd, buf, (size_t)len, 0) != len) {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	return buf;
+}
+
+static const char expected_text[] =
+    "mt-events 1.0\n"
+    "info clock perf\n"
+    "proc 42 demo ./demo%20-x%25\n"
+    "thread 42 43 -\n"
+    "mod 42 0x400000 0x402000 4096 abcd /usr/bin/demo\n"
+    "file 1 /src/a%20b.c\n"
+    "fn 7 0x401120 /usr/bin/demo %2D\n"
+    "loc 3 0x401136 7:1:12 8:0:0\n"
+    "call 1000 43 0x401136 0x401020 @3 @0\n"
+    "ret 1100 43 0x7f0000001290 0x40113b\n"
+    "disable 1200 43 0x401200 syscall\n"
+    "error 1300 43 0x0 4096 no%20map\n"
+    "trigger 1400 43 0xffffffffffffffff libm.so.6:cos\n"
+    "end 1500 43\n";
+
+static void
+roundtrip_every_kind(void)
+{
+	struct mt_ev evs[14];
+	struct mt_ev ev;
+	struct mt_evr *r;
+	char *text;
+	int fd, i = 0, rc;
+
+	memset(evs, 0, sizeof(evs));
+	evs[i].kind = MT_EV_INFO;
+	evs[i].str[0] = "clock";
+	evs[i++].str[1] = "perf";
+	evs[i].kind = MT_EV_PROC;
+	evs[i].pid = 42;
+	evs[i].str[0] = "demo";
+	evs[i++].str[1] = "./demo -x%";
+	evs[i].kind = MT_EV_THREAD;
+	evs[i].pid = 42;
+	evs[i++].tid = 43;
+	evs[i].kind = MT_EV_MOD;
+	evs[i].pid = 42;
+	evs[i].addr[0] = 0x400000;
+	evs[i].addr[1] = 0x402000;
+	evs[i].num = 4096;
+	evs[i].str[0] = "abcd";
+	evs[i++].str[1] = "/usr/bin/demo";
+	evs[i].kind = MT_EV_FILE;
+	evs[i].id = 1;
+	evs[i++].str[0] = "/src/a b.c";
+	evs[i].kind = MT_EV_FN;
+	evs[i].id = 7;
+	evs[i].addr[0] = 0x401120;
+	evs[i].str[0] = "/usr/bin/demo";
+	evs[i++].str[1] = "-";
+	evs[i].kind = MT_EV_LOC;
+	evs[i].id = 3;
+	evs[i].addr[0] = 0x401136;
+	evs[i].nframes = 2;
+	evs[i].frames[0] = (struct mt_ev_frame){ 7, 1, 12 };
+	evs[i++].frames[1] = (struct mt_ev_frame){ 8, 0, 0 };
+	evs[i].kind = MT_EV_CALL;
+	evs[i].time = 1000;
+	evs[i].tid = 43;
+	evs[i].addr[0] = 0x401136;
+	evs[i].addr[1] = 0x401020;
+	evs[i++].loc[0] = 3;
+	evs[i].kind = MT_EV_RET;
+	evs[i].time = 1100;
+	evs[i].tid = 43;
+	evs[i].addr[0] = 0x7f0000001290;
+	evs[i++].addr[1] = 0x40113b;
+	evs[i].kind = MT_EV_DISABLE;
+	evs[i].time = 1200;
+	evs[i].tid = 43;
+	evs[i].addr[0] = 0x401200;
+	evs[i++].str[0] = "syscall";
+	evs[i].kind = MT_EV_ERROR;
+	evs[i].time = 1300;
+	evs[i].tid = 43;
+	evs[i].num = 4096;
+	evs[i++].str[0] = "no map";
+	evs[i].kind = MT_EV_TRIGGER;
+	evs[i].time = 1400;
+	evs[i].tid = 43;
+	evs[i].addr[0] = UINT64_MAX;
+	evs[i++].str[0] = "libm.so.6:cos";
+	evs[i].kind = MT_EV_END;
+	evs[i].time = 1500;
+	evs[i++].tid = 43;
+
+	text = write_text(evs, i);
+	CHECK_STR(text, expected_text);
+	fd = text_fd(expected_text);
+	CHECK(mt_evr_new(&r, fd, "t") == 0);
+	for (int k = 0; k < i; k++) {
+		rc = mt_evr_next(r, &ev);
+		CHECK(rc == 0);
+		if (rc != 0)
+			break;
+		CHECK_EQ_U64(ev.kind, evs[k].kind);
+		CHECK_EQ_U64(ev.time, evs[k].time);
+		CHECK_EQ_U64(ev.tid, evs[k].tid);
+		CHECK_EQ_U64(ev.pid, evs[k].pid);
+		CHECK_EQ_U64(ev.id, evs[k].id);
+		CHECK_EQ_U64(ev.addr[0], evs[k].addr[0]);
+		CHECK_EQ_U64(ev.addr[1], evs[k].addr[1]);
+		CHECK_EQ_U64(ev.loc[0], evs[k].loc[0]);
+		CHECK_EQ_U64(ev.num, evs[k].num);
+		CHECK_EQ_U64(ev.nframes, evs[k].nframes);
+		if (evs[k].str[0])
+			CHECK_STR(ev.str[0], evs[k].str[0]);
+		if (evs[k].str[1])
+			CHECK_STR(ev.str[1], evs[k].str[1]);
+		if (ev.nframes == 2)
+			CHECK(ev.frames[0].fn == 7 && ev.frames[0].line == 12 &&
+			    ev.frames[1].fn == 8);
+	}
+	CHECK(mt_evr_next(r, &ev) == MT_EOS);
+	CHECK_EQ_U64(mt_evr_lineno(r), 14);
+	mt_evr_free(r);
+	close(fd);
+	free(text);
+}
+
+static void
+skips_comments_unknown_kinds_extra_fields(void)
+{
+	struct mt_evr *r;
+	struct mt_ev ev;
+	int fd = text_fd("mt-events 1.3\r\n# hello\n\n"
+	    "newkind 1 2 3\n"
+	    "call 5 6 0x1 0x2 extra @4 @5\n");
+
+	CHECK(mt_evr_new(&r, fd, "t") == 0);
+	CHECK(mt_evr_next(r, &ev) == 0);
+	CHECK(ev.kind == MT_EV_CALL && ev.time == 5 && ev.tid == 6);
+	CHECK(ev.loc[0] == 4 && ev.loc[1] == 5);
+	CHECK(mt_evr_next(r, &ev) == MT_EOS);
+	mt_evr_free(r);
+	close(fd);
+}
+
+/* Feed @text and expect an error whose message is @msg. */
+static int
+bad(const char *text, int want_rc, const char *msg)
+{
+	struct mt_evr *r;
+	struct mt_ev ev;
+	int fd = text_fd(text), rc, ok;
+
+	if (mt_evr_new(&r, fd, "t") < 0)
+		return 0;
+	while ((rc = mt_evr_next(r, &ev)) == 0)
+		;
+	ok = rc == want_rc && strcmp(mt_evr_errmsg(r), msg) == 0;
+	if (!ok)
+		printf("# got %d '%s', want %d '%s'\n", rc, mt_evr_errmsg(r),
+		    want_rc, msg);
+	mt_evr_free(r);
+	close(fd);
+	return ok;
+}
+
+static void
+malformed_lines_name_line_and_field(void)
+{
+	CHECK(bad("", -MT_E_TRUNC, "line 1: empty input: no 'mt-events' "
+	    "header"));
+	CHECK(bad("hello\n", -MT_E_MAGIC, "line 1: not an mt event stream "
+	    "(expected 'mt-events 1.0')"));
+	CHECK(bad("mt-events 2.0\n", -MT_E_VERSION, "line 1: field 1: "
+	    "unsupported event stream version 2.0 (this reader: 1.x)"));
+	CHECK(bad("mt-events x\n", -MT_E_SYNTAX, "line 1: field 1: bad "
+	    "version 'x'"));
+	CHECK(bad("mt-events 1.0\ncall 1 2 0x1\n", -MT_E_SYNTAX,
+	    "line 2: field 4: missing address field"));
+	CHECK(bad("mt-events 1.0\ncall 1 2 0x1 0x12g\n", -MT_E_SYNTAX,
+	    "line 2: field 4: bad address '0x12g'"));
+	CHECK(bad("mt-events 1.0\ncall 1 2 0x1 12\n", -MT_E_SYNTAX,
+	    "line 2: field 4: bad address '12'"));
+	CHECK(bad("mt-events 1.0\nret x 2 0x1 0x2\n", -MT_E_SYNTAX,
+	    "line 2: field 1: bad time 'x'"));
+	CHECK(bad("mt-events 1.0\nret 1 99999999999 0x1 0x2\n",
+	    -MT_E_SYNTAX, "line 2: field 2: bad tid '99999999999'"));
+	CHECK(bad("mt-events 1.0\nret 1\n", -MT_E_SYNTAX,
+	    "line 2: field 2: missing field (ret TIME TID ...)"));
+	CHECK(bad("mt-events 1.0\ncall 1 2 0x1 0x2 @1 @2 @3\n",
+	    -MT_E_SYNTAX, "line 2: field 7: unexpected loc field '@3'"));
+	CHECK(bad("mt-events 1.0\ncall 1 2 0x1 0x2 @z\n",
+	    -MT_E_SYNTAX, "line 2: field 5: bad loc field '@z'"));
+	CHECK(bad("mt-events 1.0\ninfo a%zz b\n", -MT_E_SYNTAX,
+	    "line 2: field 1: bad %-escape"));
+	CHECK(bad("mt-events 1.0\nloc 1 0x1 1:2\n", -MT_E_SYNTAX,
+	    "line 2: field 3: bad frame (want FN:FILE:LINE)"));
+	CHECK(bad("mt-events 1.0\nloc 1 0x1\n", -MT_E_SYNTAX,
+	    "line 2: field 3: missing field (loc ID ADDR FRAME...)"));
+	CHECK(bad("mt-events 1.0\nerror 1 2 0x0 x msg\n", -MT_E_SYNTAX,
+	    "line 2: field 4: bad offset 'x'"));
+	CHECK(bad("mt-events 1.0\nmod 1 0x0 0x1 0 -\n", -MT_E_SYNTAX,
+	    "line 2: field 6: missing field (mod PID START END PGOFF "
+	    "BUILDID PATH)"));
+	CHECK(bad("mt-events 1.0\nthread 1 x c\n", -MT_E_SYNTAX,
+	    "line 2: field 2: bad tid 'x'"));
+	CHECK(bad("mt-events 1.0\nfn 1 0x1 d\n", -MT_E_SYNTAX,
+	    "line 2: field 4: missing field (fn ID START DSO NAME)"));
+	CHECK(bad("mt-events 1.0\ncall 1 2 0x11112222333344445 0x2\n",
+	    -MT_E_SYNTAX, "line 2: field 3: bad address "
+	    "'0x11112222333344445'"));
+}
+
+static void
+long_lines_and_last_line_without_newline(void)
+{
+	size_t n = 300000;
+	char *text = malloc(n + 64), *p;
+	struct mt_evr *r;
+	struct mt_ev ev;
+	int fd;
+
+	p = text + sprintf(text, "mt-events 1.0\ninfo k ");
+	memset(p, 'v', n);
+	strcpy(p + n, "\nend 7 8");
+	fd = text_fd(text);
+	CHECK(mt_evr_new(&r, fd, "t") == 0);
+	CHECK(mt_evr_next(r, &ev) == 0 && strlen(ev.str[1]) == n);
+	CHECK(mt_evr_next(r, &ev) == 0 && ev.kind == MT_EV_END &&
+	    ev.time == 7);
+	CHECK(mt_evr_next(r, &ev) == MT_EOS);
+	mt_evr_free(r);
+	close(fd);
+	free(text);
+}
+
+int
+main(void)
+{
+	TEST(roundtrip_every_kind);
+	TEST(skips_comments_unknown_kinds_extra_fields);
+	TEST(malformed_lines_name_line_and_field);
+	TEST(long_lines_and_last_line_without_newline);
+	return tap_done();
+}
