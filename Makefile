@@ -61,11 +61,23 @@ $(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
 BINS = $(PROGS:%=$(O)/bin/%)
 PROG_LIBS = $(PROGS:%=$(O)/lib%.a)
 
+# Demo programs: built -O2 -g without sanitizers (they are targets, not mt).
+DEMOS = demo/demo demo/recursive demo/threads demo/cxxdemo
+DEMO_CFLAGS = -O2 -g -fno-omit-frame-pointer
+demo/demo: demo/demo.c
+	$(CC) $(DEMO_CFLAGS) -o $@ $< -ldl
+demo/recursive: demo/recursive.c
+	$(CC) $(DEMO_CFLAGS) -o $@ $<
+demo/threads: demo/threads.c
+	$(CC) $(DEMO_CFLAGS) -pthread -o $@ $< -lm
+demo/cxxdemo: demo/cxxdemo.cpp
+	$(CXX) $(DEMO_CFLAGS) -o $@ $<
+
 UNIT_SRCS = $(sort $(wildcard tests/unit/test-*.c))
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 
 .PHONY: all check deps demo install clean bench
-all: $(BINS)
+all: $(BINS) $(DEMOS)
 
 $(O)/.empty.o:
 	@mkdir -p $(@D)
@@ -105,6 +117,6 @@ install: all
 	for f in docs/man/*.5; do [ -f "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man5/; done; true
 
 clean:
-	rm -rf $(O)
+	rm -rf $(O) $(DEMOS)
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
