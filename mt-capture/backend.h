@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The capture framework and the interface of its backends.
+ *
+ * `mt-capture run` and `attach` share one lifecycle, driven by capture.c:
+ *
+ *   parse options (struct mt_cap_opts, read-only from then on)
+ *   choose the backend (pt, emulate; auto = pt if sysfs has intel_pt)
+ *   ops->probe                 can this machine do it?  (before any target)
+ *   start or find the targets  run: fork, the child waits at a gate before
+ *                              execvp; attach: the pids given
+ *   sideband + triggers        the framework opens the dummy sideband events
+ *                              and the uprobe triggers (same for both)
+ *   ops->attach(pid)           per target process (run: before exec)
+ *   mt_cap_buf_add             per traced thread (or per CPU for live PT
+ *                              with --all-threads); calls ops->buf_open
+ *   ops->start                 recording runs; run: the gate opens after it
+ *   loop:
+ *     ev = ops->run            until an event (MT_CAP_EV_*)
+ *     ops->stop                freeze every ring; set each ring's head
+ *     framework snapshot       mt_ring_extract on every buffer + sideband,
+ *                              maps, triggers...; written atomically
+ *     ops->resume              for --multi-snapshot, else leave the loop
+ *   ops->detach                every target runs free, untraced, on ANY
+ *                              exit path (also after errors); idempotent
+ *   ops->close                 free the backend's state
+ *
+ * Two backend shapes fit: the live PT backend's run() just calls
+ * mt_cap_poll(c, -1) in a loop (the target runs freely, the kernel fills
+ * the rings); the emulate backend's run() is its own ptrace single-step
+ * loop, appending packets to buf->ring with mt_ring_write() and calling
+ * mt_cap_poll(c, 0) every few thousand steps (or every millisecond) so
+ * triggers, signals and --duration are noticed.
+ *
+ * Threads: only the framework's mt_cap_buf_add() creates buffers.  The live
+ * PT backend learns of new threads from sideband FORK records (the
+ * framework calls mt_cap_buf_add for them when opts->all_threads); the
+ * emulate backend learns of them from PTRACE_EVENT_CLONE and calls
+ * mt_cap_buf_add itself (only when opts->all_threads; otherwise it lets the
+ * new thread run untraced).
+ *
+ * Child processes: with a backend whose ops->reaps_children is set (emulate),
+ * the framework never calls waitpid on targets: the backend's own waitpid
+ * loop sees the exit and reports it with mt_cap_note_exit().  Otherwise the
+ * framework notices exits itself (SIGCHLD for run, a pidfd for attach).
+ *
+ * Uprobe triggers put an int3 (0xcc) at each probed instruction in the
+ * target's memory; mt_cap_fix_code() puts the original bytes back into a
+ * copy of target memory read by a backend, so its disassembler sees the
+ * program's real instruction.
+ */
+#ifndef MT_CAPTURE_BACKEND_H
+#define MT_CAPTURE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "snap.h"
+#include "ring.h"
+
+/* --backend */
+enum mt_cap_backend_kind {
+	MT_CAP_BK_AUTO = 0,	/* pt if the intel_pt PMU exists, else emulate */
+	MT_CAP_BK_PT,		/* live Intel PT through perf_event_open */
+	MT_CAP_BK_EMULATE,	/* ptrace single-stepping + pt_enc (issue 7) */
+};
+
+/* --timing */
+enum mt_cap_timing {
+	MT_CAP_TIMING_LOW = 0,	/* tsc, noretcomp off: perf's defaults */
+	MT_CAP_TIMING_NORMAL,	/* cyc=1,cyc_thresh=1,mtc_period=0 (default) */
+	MT_CAP_TIMING_HIGH,	/* NORMAL + noretcomp=1 */
+};
+
+/* Explicit timing terms (--timing cyc=1,mtc_period=3,...): set bits. */
+#define MT_CAP_TERM_CYC		0x01u
+#define MT_CAP_TERM_CYC_THRESH	0x02u
+#define MT_CAP_TERM_MTC		0x04u
+#define MT_CAP_TERM_MTC_PERIOD	0x08u
+#define MT_CAP_TERM_NORETCOMP	0x10u
+#define MT_CAP_TERM_PSB_PERIOD	0x20u
+#define MT_CAP_TERM_TSC		0x40u
+
+struct mt_cap_terms {
+	uint32_t set;		/* MT_CAP_TERM_* given explicitly */
+	uint8_t cyc, cyc_thresh, mtc, mtc_period, noretcomp, psb_period, tsc;
+};
+
+#define MT_CAP_MAX_PIDS		64
+#define MT_CAP_MAX_TRIGGERS	16
+#define MT_CAP_MAX_FILTERS	4	/* = MT_SNAP_MAX_FILTERS */
+
+/* Options: filled by main.c's parser, then read-only (const pointer). */
+struct mt_cap_opts {
+	int attach;		/* 0: run argv; 1: attach to pids */
+	char *const *argv;	/* run: command and arguments; not owned */
+	pid_t pids[MT_CAP_MAX_PIDS];	/* attach: target processes */
+	size_t npids;
+	const char *output;	/* -o: path, "-" for stdout; never NULL */
+	const char *triggers[MT_CAP_MAX_TRIGGERS];	/* --trigger selectors */
+	size_t ntriggers;
+	int multi_snapshot;	/* --multi-snapshot */
+	unsigned max_snapshots;	/* --max-snapshots; 0: unlimited */
+	uint64_t snapshot_size;	/* bytes per ring, a power of two */
+	enum mt_cap_timing timing;	/* --timing level */
+	struct mt_cap_terms terms;	/* --timing explicit terms */
+	int kernel;		/* --kernel: trace the kernel too */
+	const char *filters[MT_CAP_MAX_FILTERS];	/* --filter [DSO:]SYM|DSO */
+	size_t nfilters;
+	int all_threads;	/* --all-threads; else the main thread only */
+	int bundle;		/* --bundle (default) / --no-bundle */
+	double duration;	/* --duration seconds; 0: none */
+	int ready_fd;		/* --ready-fd; -1: none */
+	enum mt_cap_backend_kind backend;	/* --backend */
+	const char *sysfs_root;	/* "" or $MT_SYSFS_ROOT: prefix of /sys */
+	int quiet;		/* -q: no progress messages */
+	/* Options only the emulate backend reads (issue 7). */
+	const char *start_at;	/* --start-at SYMBOL, or NULL */
+	const char *ground_truth;	/* --ground-truth FILE, or NULL */
+};
+
+/* What stopped recording: returned by ops->run and mt_cap_poll. */
+enum mt_cap_event {
+	MT_CAP_EV_NONE = 0,	/* nothing yet (mt_cap_poll only) */
+	MT_CAP_EV_SIGNAL,	/* SIGINT, SIGTERM or SIGHUP reached us */
+	MT_CAP_EV_TRIGGER,	/* a trigger hit (recorded in c->hits) */
+	MT_CAP_EV_DURATION,	/* --duration elapsed */
+	MT_CAP_EV_EXIT,		/* every target process has exited */
+};
+
+/* One PT buffer: a traced thread's ring (or a CPU's, live PT only). */
+struct mt_cap_buf {
+	pid_t pid;		/* process */
+	pid_t tid;		/* thread; -1 for a per-CPU buffer */
+	int cpu;		/* CPU of a per-CPU buffer, else -1 */
+	struct mt_ring ring;	/* set up by ops->buf_open */
+	struct mt_ring_wrap wrap;	/* extraction state (framework) */
+	int exited;		/* the thread has exited; ring kept */
+	void *bk;		/* the backend's per-buffer data */
+};
+
+/* A trigger hit (copied into a TRIGGER chunk). */
+struct mt_cap_hit {
+	uint64_t time;		/* perf clock ns (sample time) */
+	pid_t pid, tid;
+	uint64_t ip;		/* address that fired */
+	unsigned trigger;	/* index into opts->triggers */
+	int snapshot;		/* snapshot index it caused, -1: none */
+};
+
+struct mt_cap;			/* run state: capture.c; opaque to backends
+				 * except through the accessors below */
+
+struct mt_cap_backend_ops {
+	const char *name;	/* "pt", "emulate": META backend-name */
+	uint32_t snap_backend;	/* MT_SNAP_BK_* written to PTCFG */
+	int reaps_children;	/* the backend waitpid()s the targets */
+	/*
+	 * Can this machine record?  Called before any target exists.  On
+	 * failure returns -MT_E_* and puts a one-line, actionable reason in
+	 * @msg (e.g. which sysctl or capability).  May refine *ptcfg (the
+	 * framework has filled config from the timing options in the
+	 * intel_pt layout, user/kernel, filters).
+	 */
+	int (*probe)(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg,
+	    char *msg, size_t msgsz);
+	/*
+	 * A target process.  run: @pid is stopped at the gate before
+	 * execvp (it has not exec'd yet: the backend may PTRACE_SEIZE it
+	 * with PTRACE_O_TRACEEXEC and wait for the exec); attach: @pid runs.
+	 */
+	int (*attach)(struct mt_cap *c, pid_t pid, char *msg, size_t msgsz);
+	/* Open a buffer: set b->ring (size opts->snapshot_size) and b->bk. */
+	int (*buf_open)(struct mt_cap *c, struct mt_cap_buf *b, char *msg,
+	    size_t msgsz);
+	/* Recording starts (live PT: enable; run mode: the gate opens after). */
+	int (*start)(struct mt_cap *c, char *msg, size_t msgsz);
+	/* Record until an event; returns MT_CAP_EV_* (> 0) or -MT_E_*. */
+	int (*run)(struct mt_cap *c);
+	/* Freeze every ring and set each b->ring.head. */
+	int (*stop)(struct mt_cap *c);
+	/* Continue after a snapshot (--multi-snapshot). */
+	int (*resume)(struct mt_cap *c);
+	/*
+	 * Leave every target running, not stopped, not traced.  Called on
+	 * every exit path, also after a failed attach or buf_open, and may
+	 * be called twice.  Must not block on a target.
+	 */
+	void (*detach)(struct mt_cap *c);
+	/* Free b->bk and the backend's state (rings: the framework). */
+	void (*close)(struct mt_cap *c);
+};
+
+extern const struct mt_cap_backend_ops mt_cap_backend_pt;
+/* Defined by the emulate backend (mt-capture/emu*.c).  Weak so the
+ * framework links before it lands: a NULL address means "not built". */
+extern const struct mt_cap_backend_ops mt_cap_backend_emulate
+    __attribute__((weak));
+
+/* ---- Framework services for backends (capture.c) ---- */
+
+const struct mt_cap_opts *mt_cap_opts(const struct mt_cap *c);
+/* The PT configuration recorded in the snapshot (timing bits, filters). */
+const struct mt_snap_ptcfg *mt_cap_ptcfg(const struct mt_cap *c);
+/* perf time conversion from the sideband event's mmap page (may be
+ * all zero with cap_user_time_zero 0 when the kernel gives none). */
+const struct mt_snap_timeconv *mt_cap_timeconv(const struct mt_cap *c);
+/* The backend's private state: set once by probe, read anywhere. */
+void mt_cap_set_priv(struct mt_cap *c, void *priv);
+void *mt_cap_priv(const struct mt_cap *c);
+
+/* Target processes: count, and pid of each. */
+size_t mt_cap_ntargets(const struct mt_cap *c);
+pid_t mt_cap_target(const struct mt_cap *c, size_t i);
+
+/*
+ * Buffers.  mt_cap_buf_add creates a buffer for thread @tid of @pid (cpu
+ * -1) or for @cpu (tid -1) and calls ops->buf_open.  The pointer stays
+ * valid until the capture ends.  Returns 0 or -MT_E_*.
+ */
+int mt_cap_buf_add(struct mt_cap *c, pid_t pid, pid_t tid, int cpu,
+    struct mt_cap_buf **out);
+size_t mt_cap_nbufs(const struct mt_cap *c);
+struct mt_cap_buf *mt_cap_buf(struct mt_cap *c, size_t i);
+/* The buffer of thread @tid, or NULL. */
+struct mt_cap_buf *mt_cap_buf_find(struct mt_cap *c, pid_t tid);
+
+/*
+ * Between steps or while waiting: drain the sideband rings, read trigger
+ * hits, and check signals, --duration and (unless ops->reaps_children)
+ * target exits.  Waits at most @timeout_ms (0: do not wait; -1: until
+ * something happens).  Returns MT_CAP_EV_NONE, an MT_CAP_EV_* or -MT_E_*.
+ * Cheap with timeout 0: one poll(2) with no ready fd.
+ */
+int mt_cap_poll(struct mt_cap *c, int timeout_ms);
+
+/*
+ * Report that target process @pid ended with waitpid @status (backends
+ * that reap children).  Returns 1 when every target has now exited
+ * (then ops->run should return MT_CAP_EV_EXIT), else 0.
+ */
+int mt_cap_note_exit(struct mt_cap *c, pid_t pid, int status);
+
+/*
+ * Replace trigger int3 bytes in @buf, a copy of @len bytes of @pid's
+ * memory at @addr, with the instruction bytes the file holds.
+ */
+void mt_cap_fix_code(const struct mt_cap *c, pid_t pid, uint64_t addr,
+    uint8_t *buf, size_t len);
+
+/* ---- Entry point (main.c) ---- */
+
+/*
+ * Record according to @o.  Prints progress and diagnostics to stderr
+ * (this is the command's body, not a common/ module).
+ * Returns the exit status: 0, 1 (runtime error) or 2 (usage).
+ */
+int mt_cap_main(const struct mt_cap_opts *o);
+
+#endif /* MT_CAPTURE_BACKEND_H */
