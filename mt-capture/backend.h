@@ -180,6 +180,14 @@ struct mt_cap_backend_ops {
 	int (*run)(struct mt_cap *c);
 	/* Freeze every ring and set each b->ring.head. */
 	int (*stop)(struct mt_cap *c);
+	/*
+	 * Optional (may be NULL): adjust the snapshot the framework filled
+	 * (META, HOST from CPUID, PTCFG, TIMECONV, processes, threads, maps,
+	 * sideband, triggers, AUX) before it is written, e.g. the emulate
+	 * backend's virtual clock: HOST cpuid_15 and max_nonturbo_ratio, and
+	 * TIMECONV mapping its virtual TSC to perf time.
+	 */
+	int (*annotate)(struct mt_cap *c, struct mt_snap *s);
 	/* Continue after a snapshot (--multi-snapshot). */
 	int (*resume)(struct mt_cap *c);
 	/*
