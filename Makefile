@@ -98,7 +98,8 @@ $(O)/tests/%: tests/unit/%.c $(PROG_LIBS) $(LIBCOMMON)
 		$(PROG_LIBS) $(LIBCOMMON) $(MT_LDLIBS) $(LDLIBS)
 
 # MT_TESTS narrows the run: make check MT_TESTS='tests/unit/test-snap.c tests/mt-fxt-*.bats'
-check: all $(UNIT_BINS)
+check: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	MT_BUILD=$(abspath $(O)) tests/helpers/run-tests $(MT_TESTS)
 
 deps:
