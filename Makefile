@@ -105,7 +105,7 @@ check: deps
 deps:
 	@tests/helpers/deps
 
-demo: all
+demo: deps all
 	MT_BUILD=$(abspath $(O)) demo/run-demo
 
 bench: all
