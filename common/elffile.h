@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One ELF file, read through libelf: its type, build-id, PT_LOAD segments
+ * and a sorted table of function symbols (from .symtab and .dynsym, plus
+ * synthetic "name@plt" symbols for PLT stubs).  mt-decode uses it for
+ * build-ids and function boundaries, mt-symbolize for names.
+ *
+ * Addresses are file-relative virtual addresses (the p_vaddr / st_value
+ * space of the file), not load addresses.
+ *
+ * Does not read DWARF, does not follow .gnu_debuglink (it only reports it),
+ * and does not apply relocations.  Never prints.  (The module is named
+ * elffile, not elf, so that -Icommon does not shadow the system <elf.h>
+ * that libelf.h includes.)
+ */
+#ifndef MT_ELFFILE_H
+#define MT_ELFFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_elf;
+
+#define MT_ELF_BUILD_ID_MAX 64	/* bytes of build-id kept (longer is cut) */
+
+/* File types of mt_elf_type(). */
+enum mt_elf_ftype {
+	MT_ELF_OTHER = 0,	/* ET_REL, ET_CORE, ... */
+	MT_ELF_EXEC,		/* ET_EXEC: loaded at its p_vaddr */
+	MT_ELF_DYN,		/* ET_DYN: shared object or PIE */
+};
+
+/* One PT_LOAD program header. */
+struct mt_elf_seg {
+	uint64_t vaddr;		/* p_vaddr */
+	uint64_t memsz;		/* p_memsz, bytes */
+	uint64_t offset;	/* p_offset, bytes into the file */
+	uint64_t filesz;	/* p_filesz, bytes */
+	uint32_t flags;		/* p_flags: PF_X 1, PF_W 2, PF_R 4 */
+};
+
+/* Kinds of struct mt_elf_sym. */
+enum mt_elf_sym_kind {
+	MT_ELF_SYM_FUNC = 0,	/* STT_FUNC or STT_GNU_IFUNC */
+	MT_ELF_SYM_NOTYPE,	/* STT_NOTYPE in an executable section */
+	MT_ELF_SYM_PLT,		/* synthetic: a PLT stub, name "func@plt" */
+};
+
+/*
+ * One function symbol.  The table holds one entry per distinct start
+ * address: among aliases the largest size wins, then the first seen
+ * (.symtab before .dynsym, table order), as binutils addr2line chooses.
+ */
+struct mt_elf_sym {
+	uint64_t start;		/* first byte, file vaddr */
+	uint64_t size;		/* st_size in bytes; 0 when the symbol has none */
+	uint64_t end;		/* one past the last byte covered: start+size,
+				 * or the next symbol's start when size is 0 */
+	const char *name;	/* raw (mangled) name; owned by the mt_elf */
+	uint32_t shndx;		/* section index (symbols of one section) */
+	uint8_t kind;		/* enum mt_elf_sym_kind */
+};
+
+/*
+ * Open the ELF file at @path (read-only) and read its headers, segments
+ * and build-id.  Symbols are read on first use.  On success *@ep owns the
+ * file; on failure *@ep is NULL and mt_elf_errmsg(NULL) says why.
+ * Returns 0.
+ * Returns -MT_E_SYS if the file cannot be opened (errno set).
+ * Returns -MT_E_MAGIC if it is not a 64-bit little-endian ELF file.
+ * Returns -MT_E_ELF or -MT_E_CORRUPT on a libelf failure / bad headers.
+ * Returns -MT_E_NOMEM.
+ */
+int mt_elf_open(struct mt_elf **ep, const char *path);
+
+/* As mt_elf_open() over the @len bytes at @p, which are copied. */
+int mt_elf_open_mem(struct mt_elf **ep, const void *p, size_t len);
+
+/* Frees @e and everything it handed out.  @e may be NULL. */
+void mt_elf_free(struct mt_elf *e);
+
+/*
+ * Text of the last error on @e (libelf's message where libelf failed), or
+ * with @e NULL of the last failed mt_elf_open*() in this thread.  Never
+ * NULL; "" when there was none.
+ */
+const char *mt_elf_errmsg(const struct mt_elf *e);
+
+enum mt_elf_ftype mt_elf_type(const struct mt_elf *e);
+
+/* Points *@id at the NT_GNU_BUILD_ID bytes; returns their count, 0 none. */
+size_t mt_elf_build_id(const struct mt_elf *e, const uint8_t **id);
+
+/*
+ * Writes the build-id as lowercase hex plus NUL into @buf (at least
+ * 2 * MT_ELF_BUILD_ID_MAX + 1 bytes); "" when there is none.
+ */
+void mt_elf_build_id_hex(const struct mt_elf *e, char *buf);
+
+/* Points *@segs at the PT_LOAD segments in file order; returns the count. */
+size_t mt_elf_segs(const struct mt_elf *e, const struct mt_elf_seg **segs);
+
+/*
+ * Converts file offset @off to a file vaddr through the PT_LOAD segment
+ * whose file bytes hold it.  Returns 0, or -MT_E_NOTFOUND.
+ */
+int mt_elf_off_to_vaddr(const struct mt_elf *e, uint64_t off,
+    uint64_t *vaddr);
+
+/*
+ * Name of the .gnu_debuglink file (owned by @e) and its CRC32 in *@crc
+ * (may be NULL), or NULL when the file has no such section.
+ */
+const char *mt_elf_debuglink(const struct mt_elf *e, uint32_t *crc);
+
+/* 1 if the file has a .debug_info section with content, else 0. */
+int mt_elf_has_dwarf(const struct mt_elf *e);
+
+/* 1 if the file has a .symtab section, else 0. */
+int mt_elf_has_symtab(const struct mt_elf *e);
+
+/*
+ * Points *@syms at the symbol table sorted by start (owned by @e, valid
+ * until mt_elf_free) and sets *@n.  Loads it on first call.
+ * Returns 0, or -MT_E_ELF / -MT_E_NOMEM (message on @e).
+ */
+int mt_elf_syms(struct mt_elf *e, const struct mt_elf_sym **syms,
+    size_t *n);
+
+/*
+ * The symbol whose [start, end) contains @vaddr, in O(log n).
+ * Returns 0 with *@sym set, -MT_E_NOTFOUND, or an error of mt_elf_syms().
+ */
+int mt_elf_sym_find(struct mt_elf *e, uint64_t vaddr,
+    const struct mt_elf_sym **sym);
+
+/*
+ * addr2line's rule: the symbol with the highest start <= @vaddr among the
+ * symbols of the allocated section that contains @vaddr, whatever its
+ * size.  Returns as mt_elf_sym_find().
+ */
+int mt_elf_sym_nearest(struct mt_elf *e, uint64_t vaddr,
+    const struct mt_elf_sym **sym);
+
+#endif /* MT_ELFFILE_H */
