@@ -811,15 +811,20 @@ load_syms(struct mt_elf *e)
 	for (i = 0; i < k; i++) {
 		struct mt_elf_sym *s = &e->syms[i];
 
+		/* Saturate: a hostile st_size or sh_size must not wrap. */
 		if (s->size > 0) {
-			s->end = s->start + s->size;
+			s->end = s->size > UINT64_MAX - s->start ? UINT64_MAX :
+			    s->start + s->size;
 		} else {
 			const struct xsec *x = xsec_by_idx(e, s->shndx);
-			uint64_t end = x ? x->addr + x->size : s->start + 1;
+			uint64_t one = s->start < UINT64_MAX ? s->start + 1 :
+			    UINT64_MAX;
+			uint64_t end = !x ? one : x->size > UINT64_MAX - x->addr ?
+			    UINT64_MAX : x->addr + x->size;
 
 			if (i + 1 < k && e->syms[i + 1].start < end)
 				end = e->syms[i + 1].start;
-			s->end = end > s->start ? end : s->start + 1;
+			s->end = end > s->start ? end : one;
 		}
 	}
 	e->nsyms = k;
