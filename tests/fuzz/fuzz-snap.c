@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz target: the snapshot reader (common/snap.c, mt_snap_read_mem).
+ *
+ * Every chunk of a snapshot carries an XXH3 checksum, so almost every
+ * mutation would stop at the first checksum check.  The target therefore
+ * reads each input twice: as given (which exercises the framing and the
+ * checksum checks), and with the header and chunk checksums and the END
+ * chunk's count recomputed, so mutations reach the chunk parsers.
+ *
+ * When a read succeeds, the snapshot must survive a round trip: written
+ * with mt_snap_write_fd() it must read back, and writing that again must
+ * give the same bytes.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "buf.h"
+#include "err.h"
+#include "snap.h"
+#include "fuzz.h"
+
+/* Recompute the checksums and the END count in @p (a private copy). */
+static void
+fix_checksums(uint8_t *p, size_t n)
+{
+	uint64_t off, nchunks = 0;
+	uint32_t hsize;
+
+	if (n < MT_SNAP_HDR_SIZE)
+		return;
+	hsize = mt_le32(p + 12);
+	if (hsize < MT_SNAP_HDR_SIZE || hsize > n ||
+	    hsize > MT_SNAP_HDR_SIZE + 256)
+		return;
+	{
+		XXH3_state_t *st = XXH3_createState();
+
+		if (st == NULL)
+			abort();
+		XXH3_64bits_reset(st);
+		XXH3_64bits_update(st, p, 24);
+		XXH3_64bits_update(st, p + MT_SNAP_HDR_SIZE,
+		    hsize - MT_SNAP_HDR_SIZE);
+		mt_put_le64(p + 24, XXH3_64bits_digest(st));
+		XXH3_freeState(st);
+	}
+	for (off = hsize; n - off >= 16; nchunks++) {
+		uint64_t len = mt_le64(p + off + 8);
+
+		if (len > n - off - 16 || n - off - 16 - len < 8)
+			return;
+		if (mt_le32(p + off) == MT_SNAP_END && len >= 8)
+			mt_put_le64(p + off + 16, nchunks);
+		mt_put_le64(p + off + 16 + len,
+		    XXH3_64bits(p + off, 16 + (size_t)len));
+		off += 16 + len + 8;
+	}
+}
+
+/* Write @s to a memfd and return the bytes. */
+static uint8_t *
+write_mem(const struct mt_snap *s, size_t *n)
+{
+	int fd = fuzz_memfd("", 0);
+	uint8_t *p;
+
+	FUZZ_CHECK(mt_snap_write_fd(s, fd) == 0);
+	p = fuzz_slurp(fd, n);
+	close(fd);
+	return p;
+}
+
+static void
+round_trip(const struct mt_snap *s)
+{
+	struct mt_snap s2;
+	struct mt_snap_diag d;
+	uint8_t *a, *b;
+	size_t na, nb;
+
+	a = write_mem(s, &na);
+	mt_snap_init(&s2);
+	if (mt_snap_read_mem(&s2, a, na, &d) != 0) {
+		fprintf(stderr, "re-read failed at %llu: %s\n",
+		    (unsigned long long)d.off, d.msg);
+		abort();
+	}
+	b = write_mem(&s2, &nb);
+	FUZZ_CHECK(na == nb && memcmp(a, b, na) == 0);
+	mt_snap_release(&s2);
+	free(a);
+	free(b);
+}
+
+static void
+one(const uint8_t *p, size_t n)
+{
+	struct mt_snap s;
+	struct mt_snap_diag d;
+	int rc;
+
+	mt_snap_init(&s);
+	memset(&d, 0, sizeof(d));
+	rc = mt_snap_read_mem(&s, p, n, &d);
+	FUZZ_CHECK(rc == 0 || rc < 0);
+	if (rc < 0) {
+		/* The diagnosis must be a string within the input. */
+		FUZZ_CHECK(memchr(d.msg, '\0', sizeof(d.msg)) != NULL);
+		FUZZ_CHECK(d.off <= n);
+		FUZZ_CHECK(mt_strerror(rc) != NULL);
+	} else {
+		round_trip(&s);
+	}
+	mt_snap_release(&s);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *copy;
+
+	one(data, size);
+	copy = malloc(size ? size : 1);
+	if (copy == NULL)
+		return 0;
+	memcpy(copy, data, size);
+	fix_checksums(copy, size);
+	if (memcmp(copy, data, size) != 0)
+		one(copy, size);
+	free(copy);
+	return 0;
+}
