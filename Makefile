@@ -4,6 +4,7 @@
 #   make check           unit tests, then bats tests; ends with "N passed, N failed"
 #   make SANITIZE=address,undefined check
 #   make deps            install the Debian packages needed to build and test
+#   make fuzz            run each fuzz target for FUZZ_SECONDS (60) seconds
 #   make demo            build, capture the demo, decode it, write trace.fxt.gz
 #   make install PREFIX=/usr/local [DESTDIR=...]
 
@@ -76,7 +77,7 @@ demo/cxxdemo: demo/cxxdemo.cpp
 UNIT_SRCS = $(sort $(wildcard tests/unit/test-*.c))
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 
-.PHONY: all check deps demo install clean bench
+.PHONY: all check deps demo install clean bench fuzz
 all: $(BINS) $(DEMOS)
 
 $(O)/.empty.o:
@@ -110,6 +111,10 @@ demo: deps all
 
 bench: all
 	MT_BUILD=$(abspath $(O)) bench/run
+
+# libFuzzer targets of tests/fuzz/, FUZZ_SECONDS (default 60) each.
+fuzz:
+	FUZZ_BUILD=$(O)/fuzz tests/helpers/fuzz
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
