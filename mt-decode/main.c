@@ -1,12 +1,249 @@
 /* SPDX-License-Identifier: MIT */
-/* mt-decode: placeholder main until its issue lands. */
+/*
+ * mt-decode: read a snapshot (docs/formats/snapshot.md), decode its Intel
+ * PT buffers with libipt and write the event stream
+ * (docs/formats/events.md).  This file parses options, opens the input and
+ * the output, and calls decode_run() or info_print(); see docs/decode.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <intel-pt.h>
+
+#include "decode.h"
+#include "err.h"
+#include "events.h"
+#include "info.h"
+#include "snap.h"
+
+#define MT_VERSION "0.1"
+
+struct main_opts {
+	const char *in;		/* snapshot path, "-" for stdin */
+	const char *out;	/* output path, "-" for stdout */
+	int info;		/* --info: describe, do not decode */
+	int stats;		/* --stats: counters to stderr */
+	int force;		/* -f: read a snapshot from a terminal */
+	int quiet;		/* -q: no warnings */
+	struct decode_opts d;
+};
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp, "usage: mt-decode [-afhiqsV] [-d debug-dir] [-o outfile] "
+	    "[-r root] [snapshot]\n");
+	if (fp != stdout)
+		return;
+	fprintf(fp,
+	    "  -a, --all-branches   also report branches inside a function\n"
+	    "  -d, --debug-dir DIR  build-id cache: DIR/.build-id/xx/rest\n"
+	    "  -f, --force          read a snapshot from a terminal\n"
+	    "  -h, --help           this text\n"
+	    "  -i, --info           describe the snapshot instead\n"
+	    "  -o, --output FILE    write the events to FILE (default stdout)\n"
+	    "  -q, --quiet          no warnings\n"
+	    "  -r, --root DIR       look for recorded paths under DIR\n"
+	    "  -s, --stats          print decode counters to stderr\n"
+	    "  -V, --version        print the version\n"
+	    "A missing snapshot operand or '-' reads standard input.\n");
+}
+
+static void
+warn_cb(void *arg, const char *msg)
+{
+	const struct main_opts *o = arg;
+
+	if (!o->quiet)
+		fprintf(stderr, "mt-decode: warning: %s\n", msg);
+}
+
+static int
+parse_args(struct main_opts *o, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "all-branches", no_argument, NULL, 'a' },
+		{ "debug-dir", required_argument, NULL, 'd' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "info", no_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "ad:fhio:qr:sV", lo, NULL)) != -1) {
+		switch (c) {
+		case 'a': o->d.all_branches = 1; break;
+		case 'd': o->d.img.debug_dir = optarg; break;
+		case 'f': o->force = 1; break;
+		case 'h': usage(stdout); exit(0);
+		case 'i': o->info = 1; break;
+		case 'o': o->out = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 'r': o->d.img.root = optarg; break;
+		case 's': o->stats = 1; break;
+		case 'V': printf("mt-decode %s\n", MT_VERSION); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (argc - optind > 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (optind < argc)
+		o->in = argv[optind];
+	return 0;
+}
+
+static void
+print_stats(const struct decode_stats *st)
+{
+	int i;
+
+	fprintf(stderr, "buffers: %" PRIu64 "\n", st->buffers);
+	fprintf(stderr, "pt-bytes: %" PRIu64 "\n", st->pt_bytes);
+	fprintf(stderr, "instructions: %" PRIu64 "\n", st->instructions);
+	fprintf(stderr, "blocks: %" PRIu64 "\n", st->blocks);
+	fprintf(stderr, "ipt-events: %" PRIu64 "\n", st->ipt_events);
+	fprintf(stderr, "events: %" PRIu64 "\n", st->events);
+	fprintf(stderr, "errors: %" PRIu64 "\n", st->errors);
+	for (i = 1; i < DECODE_NERR; i++)
+		if (st->err_by_code[i] > 0)
+			fprintf(stderr, "errors-%s: %" PRIu64 "\n",
+			    info_ipt_errname(i), st->err_by_code[i]);
+	fprintf(stderr, "overflows: %" PRIu64 "\n", st->overflows);
+	fprintf(stderr, "bytes-before-sync: %" PRIu64 "\n",
+	    st->bytes_before_sync);
+	fprintf(stderr, "bytes-skipped: %" PRIu64 "\n", st->bytes_skipped);
+	fprintf(stderr, "missing-images: %" PRIu64 "\n", st->no_image);
+	fprintf(stderr, "walks: %" PRIu64 "\n", st->walks);
+	fprintf(stderr, "walk-instructions: %" PRIu64 "\n", st->walk_insns);
+	fprintf(stderr, "walk-mismatches: %" PRIu64 "\n", st->walk_mismatch);
+}
+
+/* Open the output: a temporary name beside @path, renamed when done. */
+static int
+open_out(const char *path, char **tmp)
+{
+	int fd;
+
+	*tmp = NULL;
+	if (strcmp(path, "-") == 0)
+		return STDOUT_FILENO;
+	if (asprintf(tmp, "%s.tmpXXXXXX", path) < 0)
+		return -1;
+	fd = mkstemp(*tmp);
+	if (fd < 0) {
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return fd;
+}
+
+static int
+run(struct main_opts *o, struct mt_snap *s)
+{
+	struct decode_stats st;
+	struct decode_diag d = { 0, NULL };
+	struct mt_evw *w = NULL;
+	char *tmp = NULL;
+	int fd, rc;
+
+	if (o->info)
+		return info_print(stdout, s, o->in) < 0 ? 1 : 0;
+	fd = open_out(o->out, &tmp);
+	if (fd < 0) {
+		fprintf(stderr, "mt-decode: cannot create '%s': %s\n", o->out,
+		    strerror(errno));
+		return 1;
+	}
+	memset(&st, 0, sizeof(st));
+	rc = mt_evw_new(&w, fd);
+	if (rc >= 0)
+		rc = decode_run(&o->d, s, w, &st, &d);
+	if (rc >= 0)
+		rc = mt_evw_free(w);
+	else
+		mt_evw_free(w);
+	if (rc >= 0 && tmp != NULL && close(fd) < 0)
+		rc = -MT_E_IO;
+	if (rc < 0) {
+		if (d.msg != NULL)
+			fprintf(stderr, "mt-decode: '%s': corrupt sideband at "
+			    "offset %" PRIu64 ": %s\n", o->in, d.off, d.msg);
+		else if (rc == -MT_E_IO)
+			fprintf(stderr, "mt-decode: cannot write '%s': %s\n",
+			    o->out, strerror(errno));
+		else
+			fprintf(stderr, "mt-decode: '%s': %s\n", o->in,
+			    mt_strerror(rc));
+		if (tmp != NULL) {
+			unlink(tmp);
+			free(tmp);
+		}
+		return 1;
+	}
+	if (tmp != NULL) {
+		if (rename(tmp, o->out) < 0) {
+			fprintf(stderr, "mt-decode: cannot rename to '%s': %s\n",
+			    o->out, strerror(errno));
+			unlink(tmp);
+			free(tmp);
+			return 1;
+		}
+		free(tmp);
+	}
+	if (o->stats)
+		print_stats(&st);
+	return 0;
+}
 
 int
 main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "mt-decode: not implemented yet\n");
-	return 1;
+	struct main_opts o = { .in = "-", .out = "-" };
+	struct mt_snap s;
+	struct mt_snap_diag d;
+	int fd, rc;
+
+	o.d.warn = warn_cb;
+	o.d.warn_arg = &o;
+	if (parse_args(&o, argc, argv) != 0)
+		return 2;
+	o.d.source = o.in;
+	if (strcmp(o.in, "-") == 0) {
+		fd = STDIN_FILENO;
+		if (isatty(fd) && !o.force) {
+			fprintf(stderr, "mt-decode: standard input is a "
+			    "terminal (use -f to read it anyway)\n");
+			return 2;
+		}
+	} else if ((fd = open(o.in, O_RDONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "mt-decode: cannot open '%s': %s\n", o.in,
+		    strerror(errno));
+		return 1;
+	}
+	mt_snap_init(&s);
+	rc = mt_snap_read_fd(&s, fd, &d);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc < 0) {
+		fprintf(stderr, "mt-decode: '%s': %s\n", o.in, d.msg);
+		mt_snap_release(&s);
+		return 1;
+	}
+	rc = run(&o, &s);
+	mt_snap_release(&s);
+	return rc;
 }

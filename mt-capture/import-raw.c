@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mt-capture import-raw: build a snapshot from a raw Intel PT file recorded
+ * by another tool, plus the memory the traced code lived in, so mt-decode
+ * can decode it.
+ *
+ *   import-raw --pt FILE [--pages ADDRFILE,DUMPFILE] [--filter LO-HI]
+ *              [--cpu FAMILY/MODEL/STEPPING] -o SNAP [IMAGE ...]
+ *
+ * IMAGE is FILE[:OFFSET[-SIZE]]@ADDR as ptxed's --raw takes it: SIZE bytes
+ * (default: to the end of the file) from OFFSET (default 0) mapped at ADDR.
+ * --pages reads kAFL/Nyx page dumps: ADDRFILE holds little-endian u64 page
+ * addresses, DUMPFILE the 4 KiB pages in the same order.  Each image and
+ * each page becomes a BLOB chunk of kind 3 (raw memory); the PT bytes become
+ * one AUX chunk; the PTCFG chunk says backend 2 (import-raw) and carries the
+ * IP filters (ADDRn_A = LO, ADDRn_B = HI, as RTIT_ADDRn_A/B).  The output is
+ * written to a temporary name and renamed when complete.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cmds.h"
+#include "err.h"
+#include "snap.h"
+
+#define RAW_PAGE 4096
+#define RAW_MAX_FILE (1ull << 34)	/* 16 GiB: refuse larger inputs */
+
+struct raw_opts {
+	const char *pt;		/* --pt FILE */
+	const char *pages;	/* --pages ADDRFILE,DUMPFILE */
+	const char *out;	/* -o SNAP */
+	int has_cpu;		/* --cpu given */
+	unsigned family, model, stepping;
+	int nfilters;
+	struct mt_snap_filter filters[MT_SNAP_MAX_FILTERS];
+};
+
+static void
+raw_usage(FILE *fp)
+{
+	fprintf(fp, "usage: mt-capture import-raw --pt file [--cpu f/m/s] "
+	    "[--filter lo-hi] [--pages addrfile,dumpfile] -o snapshot "
+	    "[file[:offset[-size]]@addr ...]\n");
+}
+
+/* Read all of @path; returns 0 or -1 with errno set. */
+static int
+raw_slurp(const char *path, uint8_t **p, size_t *len)
+{
+	struct stat sb;
+	size_t done = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*p = NULL;
+	*len = 0;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_size > RAW_MAX_FILE) {
+		if (errno == 0)
+			errno = EFBIG;
+		close(fd);
+		return -1;
+	}
+	*p = malloc((size_t)sb.st_size + 1);
+	if (*p == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (done < (size_t)sb.st_size) {
+		ssize_t n = read(fd, *p + done, (size_t)sb.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	close(fd);
+	*len = done;
+	return 0;
+}
+
+static int
+raw_num(const char *s, char **end, uint64_t *v)
+{
+	errno = 0;
+	if (*s == '-' || *s == '\0')
+		return -1;
+	*v = strtoull(s, end, 0);
+	return errno != 0 || *end == s ? -1 : 0;
+}
+
+static int
+raw_parse_filter(struct raw_opts *o, const char *arg)
+{
+	uint64_t lo, hi;
+	char *e;
+
+	if (o->nfilters == MT_SNAP_MAX_FILTERS)
+		return -1;
+	if (raw_num(arg, &e, &lo) < 0 || *e != '-' ||
+	    raw_num(e + 1, &e, &hi) < 0 || *e != '\0' || hi < lo)
+		return -1;
+	o->filters[o->nfilters].a = lo;
+	o->filters[o->nfilters].b = hi;
+	o->filters[o->nfilters].cfg = 1;
+	o->nfilters++;
+	return 0;
+}
+
+static int
+raw_parse_cpu(struct raw_opts *o, const char *arg)
+{
+	uint64_t f, m, st;
+	char *e;
+
+	if (raw_num(arg, &e, &f) < 0 || *e != '/' ||
+	    raw_num(e + 1, &e, &m) < 0 || *e != '/' ||
+	    raw_num(e + 1, &e, &st) < 0 || *e != '\0' || f > 0xffff ||
+	    m > 0xff || st > 0xff)
+		return -1;
+	o->has_cpu = 1;
+	o->family = (unsigned)f;
+	o->model = (unsigned)m;
+	o->stepping = (unsigned)st;
+	return 0;
+}
+
+static int
+raw_add_blob(struct mt_snap *s, const char *name, uint64_t addr,
+    const uint8_t *p, uint64_t len)
+{
+	struct mt_snap_blob b;
+
+	memset(&b, 0, sizeof(b));
+	b.pid = 0;
+	b.kind = MT_SNAP_BLOB_MEMORY;
+	b.addr = addr;
+	b.name = (char *)(uintptr_t)name;
+	b.len = len;
+	b.data = (uint8_t *)(uintptr_t)p;
+	return mt_snap_add_blob(s, &b);
+}
+
+/* FILE[:OFFSET[-SIZE]]@ADDR */
+static int
+raw_image(struct mt_snap *s, const char *spec)
+{
+	char *copy = strdup(spec), *at, *colon, *e;
+	uint64_t addr, off = 0, size = UINT64_MAX;
+	uint8_t *p;
+	size_t len;
+	int rc = 1;
+
+	if (copy == NULL)
+		return -MT_E_NOMEM;
+	at = strrchr(copy, '@');
+	if (at == NULL || raw_num(at + 1, &e, &addr) < 0 || *e != '\0')
+		goto bad;
+	*at = '\0';
+	colon = strrchr(copy, ':');
+	if (colon != NULL) {
+		*colon = '\0';
+		if (raw_num(colon + 1, &e, &off) < 0)
+			goto bad;
+		if (*e == '-') {
+			if (raw_num(e + 1, &e, &size) < 0)
+				goto bad;
+		}
+		if (*e != '\0')
+			goto bad;
+	}
+	if (raw_slurp(copy, &p, &len) < 0) {
+		fprintf(stderr, "mt-capture: cannot read '%s': %s\n", copy,
+		    strerror(errno));
+		free(copy);
+		return 1;
+	}
+	if (off > len || (size != UINT64_MAX && size > len - off)) {
+		fprintf(stderr, "mt-capture: image '%s': offset %llu size "
+		    "%llu past the end of the file (%zu bytes)\n", spec,
+		    (unsigned long long)off, (unsigned long long)size, len);
+		free(p);
+		free(copy);
+		return 1;
+	}
+	if (size == UINT64_MAX)
+		size = len - off;
+	rc = raw_add_blob(s, copy, addr, p + off, size) < 0 ? -MT_E_NOMEM : 0;
+	free(p);
+	free(copy);
+	return rc;
+bad:
+	fprintf(stderr, "mt-capture: bad image '%s' (want "
+	    "file[:offset[-size]]@addr)\n", spec);
+	free(copy);
+	return 2;
+}
+
+static int
+raw_pages(struct mt_snap *s, const char *arg)
+{
+	char *copy = strdup(arg), *comma;
+	uint8_t *addrs = NULL, *dump = NULL;
+	size_t alen, dlen, i, n;
+	const char *name;
+	int rc = 1;
+
+	if (copy == NULL)
+		return -MT_E_NOMEM;
+	comma = strchr(copy, ',');
+	if (comma == NULL || comma == copy || comma[1] == '\0') {
+		fprintf(stderr, "mt-capture: bad --pages '%s' (want "
+		    "addrfile,dumpfile)\n", arg);
+		free(copy);
+		return 2;
+	}
+	*comma = '\0';
+	if (raw_slurp(copy, &addrs, &alen) < 0 ||
+	    raw_slurp(comma + 1, &dump, &dlen) < 0) {
+		fprintf(stderr, "mt-capture: cannot read '%s': %s\n",
+		    addrs == NULL ? copy : comma + 1, strerror(errno));
+		goto out;
+	}
+	if (alen % 8 != 0) {
+		fprintf(stderr, "mt-capture: '%s': truncated address at offset "
+		    "%zu\n", copy, alen - alen % 8);
+		goto out;
+	}
+	n = alen / 8;
+	if (dlen / RAW_PAGE < n) {
+		fprintf(stderr, "mt-capture: '%s': %zu pages listed but the "
+		    "dump ends at offset %zu\n", comma + 1, n, dlen);
+		goto out;
+	}
+	name = comma + 1;
+	for (i = 0; i < n; i++) {
+		if (raw_add_blob(s, name, mt_le64(addrs + 8 * i),
+		    dump + i * RAW_PAGE, RAW_PAGE) < 0) {
+			rc = -MT_E_NOMEM;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(addrs);
+	free(dump);
+	free(copy);
+	return rc;
+}
+
+static int
+raw_write(const struct mt_snap *s, const char *out)
+{
+	char *tmp = NULL;
+	int fd, rc;
+
+	if (strcmp(out, "-") == 0) {
+		if (isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "mt-capture: standard output is a "
+			    "terminal: not writing a snapshot there\n");
+			return 2;
+		}
+		rc = mt_snap_write_fd(s, STDOUT_FILENO);
+		if (rc < 0) {
+			fprintf(stderr, "mt-capture: cannot write the "
+			    "snapshot: %s\n", mt_strerror(rc));
+			return 1;
+		}
+		return 0;
+	}
+	if (asprintf(&tmp, "%s.tmpXXXXXX", out) < 0)
+		return 1;
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		fprintf(stderr, "mt-capture: cannot create '%s': %s\n", tmp,
+		    strerror(errno));
+		free(tmp);
+		return 1;
+	}
+	(void)fchmod(fd, 0644);
+	rc = mt_snap_write_fd(s, fd);
+	if (close(fd) < 0 && rc >= 0)
+		rc = -MT_E_IO;
+	if (rc >= 0 && rename(tmp, out) < 0)
+		rc = -MT_E_IO;
+	if (rc < 0) {
+		fprintf(stderr, "mt-capture: cannot write '%s': %s\n", out,
+		    rc == -MT_E_IO ? strerror(errno) : mt_strerror(rc));
+		unlink(tmp);
+		free(tmp);
+		return 1;
+	}
+	free(tmp);
+	return 0;
+}
+
+static int
+raw_build(const struct raw_opts *o, char **images, int nimages,
+    struct mt_snap *s)
+{
+	struct mt_snap_aux a;
+	uint8_t *pt;
+	size_t ptlen;
+	int i, rc;
+
+	if (raw_slurp(o->pt, &pt, &ptlen) < 0) {
+		fprintf(stderr, "mt-capture: cannot read '%s': %s\n", o->pt,
+		    strerror(errno));
+		return 1;
+	}
+	if (mt_snap_add_meta(s, "mt-version", "0.1") < 0 ||
+	    mt_snap_add_meta(s, "reason", "import") < 0 ||
+	    mt_snap_add_meta(s, "backend-name", "raw") < 0 ||
+	    mt_snap_add_meta(s, "source", o->pt) < 0)
+		goto nomem;
+	if (o->has_cpu) {
+		struct mt_snap_host h;
+
+		memset(&h, 0, sizeof(h));
+		memcpy(h.vendor, "GenuineIntel", 12);
+		h.family = (uint16_t)o->family;
+		h.model = (uint8_t)o->model;
+		h.stepping = (uint8_t)o->stepping;
+		if (mt_snap_set_host(s, &h) < 0)
+			goto nomem;
+		s->has_host = 1;
+	}
+	s->has_ptcfg = 1;
+	s->ptcfg.backend = MT_SNAP_BK_RAW;
+	s->ptcfg.config = MT_PT_CFG_BRANCH;
+	s->ptcfg.user = 1;
+	s->ptcfg.nfilters = (uint8_t)o->nfilters;
+	memcpy(s->ptcfg.filters, o->filters, sizeof(o->filters));
+	for (i = 0; i < nimages; i++) {
+		rc = raw_image(s, images[i]);
+		if (rc != 0)
+			goto fail;
+	}
+	if (o->pages != NULL && (rc = raw_pages(s, o->pages)) != 0)
+		goto fail;
+	memset(&a, 0, sizeof(a));
+	a.tid = 0;
+	a.cpu = MT_SNAP_NONE;
+	a.ring_size = ptlen;
+	a.head = 0;
+	a.len = ptlen;
+	a.data = pt;
+	if (mt_snap_add_aux(s, &a) < 0)
+		goto nomem;
+	free(pt);
+	return 0;
+nomem:
+	rc = -MT_E_NOMEM;
+fail:
+	free(pt);
+	if (rc < 0) {
+		fprintf(stderr, "mt-capture: %s\n", mt_strerror(rc));
+		return 1;
+	}
+	return rc;
+}
+
+int
+cmd_import_raw(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "filter", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pages", required_argument, NULL, 'P' },
+		{ "pt", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct raw_opts o;
+	struct mt_snap s;
+	int c, rc;
+
+	memset(&o, 0, sizeof(o));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (raw_parse_cpu(&o, optarg) < 0) {
+				fprintf(stderr, "mt-capture: bad --cpu '%s' "
+				    "(want family/model/stepping)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'F':
+			if (raw_parse_filter(&o, optarg) < 0) {
+				fprintf(stderr, "mt-capture: bad --filter '%s' "
+				    "(want lo-hi, at most %d)\n", optarg,
+				    MT_SNAP_MAX_FILTERS);
+				return 2;
+			}
+			break;
+		case 'h':
+			raw_usage(stdout);
+			return 0;
+		case 'o': o.out = optarg; break;
+		case 'P': o.pages = optarg; break;
+		case 't': o.pt = optarg; break;
+		default:
+			raw_usage(stderr);
+			return 2;
+		}
+	}
+	if (o.pt == NULL || o.out == NULL) {
+		fprintf(stderr, "mt-capture: import-raw needs --pt and -o\n");
+		raw_usage(stderr);
+		return 2;
+	}
+	mt_snap_init(&s);
+	rc = raw_build(&o, argv + optind, argc - optind, &s);
+	if (rc == 0)
+		rc = raw_write(&s, o.out);
+	mt_snap_release(&s);
+	return rc;
+}

@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The decode loop (decode.h).  One struct dec_buf per PT buffer follows
+ * libipt's documented block loop (docs/decode.md, REFERENCE.md 4.4):
+ * drain events before every pt_blk_next (also right after a sync), use a
+ * block's instructions even when pt_blk_next failed, and after an error
+ * report it and resync at the next PSB, stopping when the offset no longer
+ * advances.
+ *
+ * Calls and jumps inside a block come from the walk cache (walk.h).  The
+ * branch that ends a block (indirect call or jump, return, conditional
+ * branch, far transfer) is held as pending until whatever comes next says
+ * where it went: the next block's IP, the IP of a disable event, or the
+ * source of an asynchronous branch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "decode.h"
+#include "err.h"
+#include "events.h"
+#include "image.h"
+#include "snap.h"
+#include "threads.h"
+#include "walk.h"
+
+/* A branch whose destination is not known yet. */
+struct dec_pend {
+	uint8_t kind;		/* enum walk_kind; WK_NONE: nothing pending */
+	uint8_t leaves;		/* WK_COND: as walk.leaves */
+	uint64_t from;		/* the branch instruction */
+	uint64_t fall;		/* the instruction after it */
+	uint64_t time;		/* its time */
+};
+
+/* State shared by all buffers of one run. */
+struct dec_run {
+	const struct decode_opts *o;
+	const struct mt_snap *s;
+	struct mt_evw *w;
+	struct decode_stats *st;
+	struct image_set *is;
+	struct walk_cache *wc;
+	struct thr_set ts;
+	int perf_clock;		/* 1: times are perf ns from TSC */
+	uint32_t *seen;		/* tids whose thread record was written */
+	size_t nseen;
+};
+
+/* State of one buffer's decode. */
+struct dec_buf {
+	struct dec_run *r;
+	const struct mt_snap_aux *aux;
+	struct pt_block_decoder *dec;
+	const struct thr_cpu *cpu;	/* per-CPU switch list, or NULL */
+	size_t swi;		/* next switch in cpu */
+	uint32_t pid, tid;	/* the thread running now */
+	uint64_t icount;	/* instructions decoded (relative time) */
+	uint64_t now;		/* perf ns of the current position */
+	uint64_t last_ip;	/* last instruction decoded */
+	size_t trigi;		/* next trigger (index into snapshot) */
+	struct dec_pend pend;
+	struct mt_ev ev;	/* record being written */
+};
+
+static uint64_t
+dec_tsc_ns(const struct mt_snap_timeconv *tc, uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (tc->time_shift >= 64)
+		return tc->time_zero;
+	quot = tsc >> tc->time_shift;
+	rem = tsc & ((1ull << tc->time_shift) - 1);
+	return tc->time_zero + quot * tc->time_mult +
+	    ((rem * tc->time_mult) >> tc->time_shift);
+}
+
+static void
+dec_emit(struct dec_buf *b, enum mt_ev_kind k, uint64_t time, uint64_t a0,
+    uint64_t a1)
+{
+	b->ev.kind = k;
+	b->ev.time = time;
+	b->ev.tid = b->tid;
+	b->ev.addr[0] = a0;
+	b->ev.addr[1] = a1;
+	mt_evw_write(b->r->w, &b->ev);
+	b->r->st->events++;
+}
+
+static void
+dec_emit_str(struct dec_buf *b, enum mt_ev_kind k, uint64_t time,
+    uint64_t ip, uint64_t num, const char *str)
+{
+	b->ev.num = num;
+	b->ev.str[0] = str;
+	dec_emit(b, k, time, ip, 0);
+	b->ev.str[0] = NULL;
+	b->ev.num = 0;
+}
+
+/* Write the thread record of the current thread once per run. */
+static int
+dec_thread(struct dec_buf *b)
+{
+	struct dec_run *r = b->r;
+	struct mt_ev ev;
+	size_t i;
+
+	for (i = 0; i < r->nseen; i++)
+		if (r->seen[i] == b->tid)
+			return 0;
+	if ((r->nseen & (r->nseen - 1)) == 0) {
+		uint32_t *n = realloc(r->seen,
+		    (r->nseen ? 2 * r->nseen : 8) * sizeof(*n));
+
+		if (n == NULL)
+			return -MT_E_NOMEM;
+		r->seen = n;
+	}
+	r->seen[r->nseen++] = b->tid;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MT_EV_THREAD;
+	ev.pid = b->pid;
+	ev.tid = b->tid;
+	ev.str[0] = thr_comm(&r->ts, b->tid);
+	mt_evw_write(r->w, &ev);
+	return 0;
+}
+
+/* The time of instruction @idx of the block that starts at icount. */
+static inline uint64_t
+dec_time(const struct dec_buf *b, uint64_t idx)
+{
+	return b->r->perf_clock ? b->now : b->icount + idx;
+}
+
+/* Triggers of this thread that fired by now (perf clock only). */
+static void
+dec_triggers(struct dec_buf *b, uint64_t upto)
+{
+	const struct mt_snap *s = b->r->s;
+
+	for (; b->trigi < s->ntriggers; b->trigi++) {
+		const struct mt_snap_trigger *t = &s->triggers[b->trigi];
+
+		if (t->time > upto)
+			return;
+		if (t->tid != b->tid)
+			continue;
+		dec_emit_str(b, MT_EV_TRIGGER, t->time < b->now ? b->now :
+		    t->time, t->ip, 0, t->what);
+	}
+}
+
+/* Follow the per-CPU switch list up to the current time. */
+static int
+dec_switch(struct dec_buf *b)
+{
+	const struct thr_cpu *c = b->cpu;
+	int rc;
+
+	if (c->nsw == 0 || b->swi >= c->nsw || c->sw[b->swi].time > b->now)
+		return 0;
+	while (b->swi < c->nsw && c->sw[b->swi].time <= b->now)
+		b->swi++;
+	if (c->sw[b->swi - 1].tid == b->tid)
+		return 0;
+	b->tid = c->sw[b->swi - 1].tid;
+	b->pid = c->sw[b->swi - 1].pid;
+	rc = pt_blk_set_image(b->dec, image_set_image(b->r->is, b->pid));
+	if (rc < 0)
+		return -MT_E_IPT;
+	/* The branch pending belonged to the thread switched out. */
+	b->pend.kind = WK_NONE;
+	return dec_thread(b);
+}
+
+/*
+ * Resolve the pending branch: it went to @to (0: unknown).  @disabled:
+ * tracing stopped right after it (TIP.PGD).
+ */
+static void
+dec_resolve(struct dec_buf *b, uint64_t to, int disabled)
+{
+	struct dec_pend *p = &b->pend;
+	int all = b->r->o->all_branches, leaves;
+
+	switch (p->kind) {
+	case WK_CALL:
+		dec_emit(b, MT_EV_CALL, p->time, p->from, to);
+		break;
+	case WK_RET:
+		dec_emit(b, MT_EV_RET, p->time, p->from, to);
+		break;
+	case WK_JMP:
+		leaves = to ? walk_leaves(b->r->wc, p->from, to) : 2;
+		if (leaves == 1)
+			dec_emit(b, MT_EV_JMP, p->time, p->from, to);
+		else if (all)
+			dec_emit(b, MT_EV_BR, p->time, p->from, to);
+		break;
+	case WK_COND:
+		if (to == p->fall || to == 0)
+			break;
+		if (p->leaves == 1)
+			dec_emit(b, MT_EV_JMP, p->time, p->from, to);
+		else if (all)
+			dec_emit(b, MT_EV_BR, p->time, p->from, to);
+		break;
+	case WK_SYSCALL:
+		/* Without the kernel traced the disable record says it. */
+		if (!disabled)
+			dec_emit(b, MT_EV_SYSCALL, p->time, p->from, to);
+		break;
+	case WK_SYSRET:
+		dec_emit(b, MT_EV_SYSRET, p->time, p->from, to);
+		break;
+	case WK_IRET:
+		dec_emit(b, MT_EV_IRET, p->time, p->from, to);
+		break;
+	case WK_INT:
+		dec_emit(b, MT_EV_IRQ, p->time, p->from, to);
+		break;
+	case WK_FAR:
+		dec_emit(b, MT_EV_JMP, p->time, p->from, to);
+		break;
+	default:
+		break;
+	}
+	p->kind = WK_NONE;
+}
+
+static void
+dec_set_pend(struct dec_buf *b, int kind, uint64_t ip, uint64_t size,
+    int leaves, uint64_t time)
+{
+	b->pend.kind = (uint8_t)kind;
+	b->pend.from = ip;
+	b->pend.fall = ip + size;
+	b->pend.leaves = (uint8_t)leaves;
+	b->pend.time = time;
+}
+
+static void
+dec_transition(struct dec_buf *b, const struct walk_tr *t, uint64_t time)
+{
+	if (t->kind == WK_CALL)
+		dec_emit(b, MT_EV_CALL, time, t->from, t->to);
+	else if (t->leaves == 1)
+		dec_emit(b, MT_EV_JMP, time, t->from, t->to);
+	else if (b->r->o->all_branches)
+		dec_emit(b, MT_EV_BR, time, t->from, t->to);
+}
+
+/* A block's last instruction spans two sections: libipt gave its bytes. */
+static void
+dec_truncated(struct dec_buf *b, const struct pt_block *blk, uint64_t time)
+{
+	uint64_t target;
+	int k = walk_insn(b->r->wc, blk->raw, blk->size, blk->end_ip,
+	    blk->mode, &target);
+
+	if ((k == WK_CALL || k == WK_JMP) && target != 0) {
+		struct walk_tr t = { .kind = (uint8_t)k, .from = blk->end_ip,
+		    .to = target };
+
+		t.leaves = (uint8_t)walk_leaves(b->r->wc, blk->end_ip, target);
+		dec_transition(b, &t, time);
+	} else if (k != WK_NONE) {
+		dec_set_pend(b, k, blk->end_ip, blk->size, target ?
+		    walk_leaves(b->r->wc, blk->end_ip, target) : 2, time);
+	}
+}
+
+static int
+dec_block(struct dec_buf *b, const struct pt_block *blk)
+{
+	struct dec_run *r = b->r;
+	const struct walk *w;
+	uint32_t rem = blk->ninsn, base = 0, k;
+
+	if (b->pend.kind != WK_NONE)
+		dec_resolve(b, blk->ip, 0);
+	w = walk_get(r->wc, blk->ip, blk->isid, blk->mode);
+	if (w == NULL)
+		return -MT_E_NOMEM;
+	for (;;) {
+		for (k = 0; k < w->ntr; k++) {
+			const struct walk_tr *t = walk_tr_at(r->wc, w->tr + k);
+
+			if (t->idx >= rem)
+				break;
+			dec_transition(b, t, dec_time(b, base + t->idx));
+		}
+		if (rem < w->len)
+			break;
+		if (rem == w->len) {
+			if (w->term == WK_NONE)
+				break;
+			if (w->term_ip != blk->end_ip) {
+				r->st->walk_mismatch++;
+				break;
+			}
+			dec_set_pend(b, w->term, w->term_ip, w->term_size,
+			    w->leaves, dec_time(b, base + rem - 1));
+			break;
+		}
+		if (w->term == WK_NONE && w->cont != 0) {
+			uint64_t cont = w->cont;
+
+			rem -= w->len;
+			base += w->len;
+			w = walk_get(r->wc, cont, blk->isid, blk->mode);
+			if (w == NULL)
+				return -MT_E_NOMEM;
+			continue;
+		}
+		if (blk->truncated && rem == w->len + 1 && w->term == WK_NONE)
+			dec_truncated(b, blk, dec_time(b, base + rem - 1));
+		else
+			r->st->walk_mismatch++;
+		break;
+	}
+	b->icount += blk->ninsn;
+	b->last_ip = blk->end_ip;
+	return 0;
+}
+
+static const char *
+dec_disable_reason(const struct dec_buf *b)
+{
+	if (b->pend.kind == WK_SYSCALL)
+		return "syscall";
+	if (b->r->s->has_ptcfg && b->r->s->ptcfg.nfilters > 0)
+		return "filter";
+	return "other";
+}
+
+static void
+dec_event(struct dec_buf *b, const struct pt_event *ev)
+{
+	uint64_t t, ip;
+	const char *why;
+
+	b->r->st->ipt_events++;
+	if (b->r->perf_clock && ev->has_tsc) {
+		t = dec_tsc_ns(&b->r->s->timeconv, ev->tsc);
+		if (t > b->now)
+			b->now = t;
+	}
+	t = dec_time(b, 0);
+	switch (ev->type) {
+	case ptev_enabled:
+		if (b->pend.kind != WK_NONE)
+			dec_resolve(b, ev->variant.enabled.ip, 0);
+		if (!ev->status_update)
+			dec_emit(b, MT_EV_ENABLE, t, ev->variant.enabled.ip, 0);
+		b->last_ip = ev->variant.enabled.ip;
+		break;
+	case ptev_disabled:
+		ip = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
+		why = dec_disable_reason(b);
+		if (b->pend.kind != WK_NONE)
+			dec_resolve(b, ip, 1);
+		dec_emit_str(b, MT_EV_DISABLE, t, b->last_ip, 0, why);
+		break;
+	case ptev_async_disabled:
+		if (b->pend.kind != WK_NONE)
+			dec_resolve(b, ev->variant.async_disabled.at, 0);
+		dec_emit_str(b, MT_EV_DISABLE, t, ev->variant.async_disabled.at,
+		    0, "async");
+		b->last_ip = ev->variant.async_disabled.at;
+		break;
+	case ptev_async_branch:
+		if (b->pend.kind != WK_NONE)
+			dec_resolve(b, ev->variant.async_branch.from, 0);
+		ip = ev->ip_suppressed ? 0 : ev->variant.async_branch.to;
+		dec_emit(b, MT_EV_IRQ, t, ev->variant.async_branch.from, ip);
+		b->last_ip = ip;
+		break;
+	case ptev_overflow:
+		b->pend.kind = WK_NONE;
+		b->r->st->overflows++;
+		ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
+		dec_emit(b, MT_EV_OVERFLOW, t, ip, 0);
+		if (ip)
+			b->last_ip = ip;
+		break;
+	default:
+		/* Paging, exec mode, TSX, VMCS, power, timing: no record. */
+		break;
+	}
+}
+
+/* Time after a block or a sync, from libipt's timing model. */
+static inline void
+dec_clock(struct dec_buf *b)
+{
+	uint64_t tsc, t;
+	uint32_t lm, lc;
+
+	if (pt_blk_time(b->dec, &tsc, &lm, &lc) < 0)
+		return;
+	t = dec_tsc_ns(&b->r->s->timeconv, tsc);
+	if (t > b->now)
+		b->now = t;
+}
+
+static void
+dec_error(struct dec_buf *b, int st)
+{
+	uint64_t off = 0;
+	int code = pt_errcode(st);
+
+	pt_blk_get_offset(b->dec, &off);
+	b->r->st->errors++;
+	if (code >= 0 && code < DECODE_NERR)
+		b->r->st->err_by_code[code]++;
+	b->pend.kind = WK_NONE;
+	dec_emit_str(b, MT_EV_ERROR, dec_time(b, 0), b->last_ip, off,
+	    pt_errstr(pt_errcode(st)));
+}
+
+/* The documented loop over one synced stretch; returns libipt's status. */
+static int
+dec_stretch(struct dec_buf *b, int st)
+{
+	struct pt_block blk;
+	struct pt_event ev;
+	int rc, perf = b->r->perf_clock;
+
+	for (;;) {
+		while (st & pts_event_pending) {
+			st = pt_blk_event(b->dec, &ev, sizeof(ev));
+			if (st < 0)
+				return st;
+			dec_event(b, &ev);
+		}
+		/*
+		 * Past pts_eos libipt may still decode linear code until it
+		 * needs trace; the next call then says -pte_eos.
+		 */
+		st = pt_blk_next(b->dec, &blk, sizeof(blk));
+		b->r->st->blocks++;
+		if (blk.ninsn > 0) {
+			b->r->st->instructions += blk.ninsn;
+			if (perf) {
+				dec_clock(b);
+				if (b->cpu != NULL) {
+					rc = dec_switch(b);
+					if (rc < 0)
+						return -pte_nomem;
+				}
+				if (b->trigi < b->r->s->ntriggers)
+					dec_triggers(b, b->now);
+			}
+			if (dec_block(b, &blk) < 0)
+				return -pte_nomem;
+		}
+		if (st < 0)
+			return st;
+	}
+}
+
+static int
+dec_config(const struct mt_snap *s, const struct mt_snap_aux *a,
+    struct pt_config *cfg)
+{
+	const struct mt_snap_ptcfg *p = &s->ptcfg;
+	uint64_t *ab[4][2];
+	size_t i;
+
+	pt_config_init(cfg);
+	cfg->begin = a->data;
+	cfg->end = a->data + a->len;
+	if (s->has_host && strcmp(s->host.vendor, "GenuineIntel") == 0) {
+		cfg->cpu.vendor = pcv_intel;
+		cfg->cpu.family = s->host.family;
+		cfg->cpu.model = s->host.model;
+		cfg->cpu.stepping = s->host.stepping;
+		/* Unknown CPUs (-pte_bad_cpu) get no workarounds. */
+		(void)pt_cpu_errata(&cfg->errata, &cfg->cpu);
+		cfg->nom_freq = (uint8_t)s->host.max_nonturbo_ratio;
+		cfg->cpuid_0x15_eax = s->host.cpuid_15[0];
+		cfg->cpuid_0x15_ebx = s->host.cpuid_15[1];
+	}
+	if (!s->has_ptcfg)
+		return 0;
+	cfg->mtc_freq = (uint8_t)MT_PT_CFG_MTC_PERIOD(p->config);
+	ab[0][0] = &cfg->addr_filter.addr0_a;
+	ab[0][1] = &cfg->addr_filter.addr0_b;
+	ab[1][0] = &cfg->addr_filter.addr1_a;
+	ab[1][1] = &cfg->addr_filter.addr1_b;
+	ab[2][0] = &cfg->addr_filter.addr2_a;
+	ab[2][1] = &cfg->addr_filter.addr2_b;
+	ab[3][0] = &cfg->addr_filter.addr3_a;
+	ab[3][1] = &cfg->addr_filter.addr3_b;
+	for (i = 0; i < p->nfilters && i < 4; i++) {
+		*ab[i][0] = p->filters[i].a;
+		*ab[i][1] = p->filters[i].b;
+		cfg->addr_filter.config.addr_cfg |=
+		    (uint64_t)(p->filters[i].cfg & 0xf) << (4 * i);
+	}
+	return 0;
+}
+
+static int
+dec_buffer(struct dec_run *r, const struct mt_snap_aux *a)
+{
+	struct dec_buf b;
+	struct pt_config cfg;
+	uint64_t off = 0, last_sync = 0, err_off = 0;
+	int st, rc = 0, first = 1;
+
+	memset(&b, 0, sizeof(b));
+	b.r = r;
+	b.aux = a;
+	r->st->buffers++;
+	r->st->pt_bytes += a->len;
+	if (a->tid != MT_SNAP_NONE) {
+		b.tid = a->tid;
+		b.pid = thr_pid(&r->ts, a->tid);
+	} else if (a->cpu != MT_SNAP_NONE && r->perf_clock) {
+		b.cpu = thr_cpu(&r->ts, a->cpu);
+	}
+	if (b.cpu != NULL && b.cpu->nsw > 0) {
+		b.tid = b.cpu->sw[0].tid;
+		b.pid = b.cpu->sw[0].pid;
+	}
+	dec_config(r->s, a, &cfg);
+	b.dec = pt_blk_alloc_decoder(&cfg);
+	if (b.dec == NULL)
+		return -MT_E_NOMEM;
+	if (pt_blk_set_image(b.dec, image_set_image(r->is, b.pid)) < 0) {
+		rc = -MT_E_IPT;
+		goto out;
+	}
+	rc = dec_thread(&b);
+	if (rc < 0)
+		goto out;
+	for (;;) {
+		st = pt_blk_sync_forward(b.dec);
+		if (st < 0) {
+			if (first)
+				r->st->bytes_before_sync += a->len;
+			else if (err_off < a->len)
+				r->st->bytes_skipped += a->len - err_off;
+			break;
+		}
+		pt_blk_get_sync_offset(b.dec, &off);
+		if (first)
+			r->st->bytes_before_sync += off;
+		else if (off > err_off)
+			r->st->bytes_skipped += off - err_off;
+		if (!first && off <= last_sync)
+			break;
+		first = 0;
+		last_sync = off;
+		if (r->perf_clock)
+			dec_clock(&b);
+		st = dec_stretch(&b, st);
+		if (st == -pte_eos)
+			break;
+		if (st == -pte_nomem) {
+			rc = -MT_E_NOMEM;
+			goto out;
+		}
+		dec_error(&b, st);
+		pt_blk_get_offset(b.dec, &err_off);
+	}
+	if (r->perf_clock)
+		dec_triggers(&b, UINT64_MAX);
+	else
+		for (; b.trigi < r->s->ntriggers; b.trigi++)
+			if (r->s->triggers[b.trigi].tid == b.tid)
+				dec_emit_str(&b, MT_EV_TRIGGER, dec_time(&b, 0),
+				    r->s->triggers[b.trigi].ip, 0,
+				    r->s->triggers[b.trigi].what);
+	dec_emit(&b, MT_EV_END, dec_time(&b, 0), 0, 0);
+out:
+	pt_blk_free_decoder(b.dec);
+	return rc;
+}
+
+/* Smallest perf time in the trace: the first TSC of each buffer. */
+static uint64_t
+dec_time_base(const struct mt_snap *s)
+{
+	uint64_t best = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < s->naux; i++) {
+		struct pt_config cfg;
+		struct pt_packet_decoder *pd;
+		struct pt_packet pkt;
+		int n;
+
+		dec_config(s, &s->aux[i], &cfg);
+		pd = pt_pkt_alloc_decoder(&cfg);
+		if (pd == NULL)
+			continue;
+		if (pt_pkt_sync_forward(pd) >= 0) {
+			for (n = 0; n < 4096; n++) {
+				if (pt_pkt_next(pd, &pkt, sizeof(pkt)) < 0)
+					break;
+				if (pkt.type != ppt_tsc)
+					continue;
+				uint64_t t = dec_tsc_ns(&s->timeconv,
+				    pkt.payload.tsc.tsc);
+				if (t < best)
+					best = t;
+				break;
+			}
+		}
+		pt_pkt_free_decoder(pd);
+	}
+	for (i = 0; i < s->ntriggers; i++)
+		if (s->triggers[i].time < best)
+			best = s->triggers[i].time;
+	return best == UINT64_MAX ? 0 : best;
+}
+
+static void
+dec_info(struct dec_run *r, const char *key, const char *value)
+{
+	struct mt_ev ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MT_EV_INFO;
+	ev.str[0] = key;
+	ev.str[1] = value;
+	mt_evw_write(r->w, &ev);
+}
+
+static int
+dec_header(struct dec_run *r)
+{
+	static const char *const backends[] = { "intel_pt", "emulate", "raw",
+	    "perf" };
+	const struct mt_snap *s = r->s;
+	struct mt_ev ev;
+	char num[32], *cmd;
+	size_t i, j;
+
+	dec_info(r, "source", r->o->source ? r->o->source : "-");
+	dec_info(r, "clock", r->perf_clock ? "perf" : "relative");
+	snprintf(num, sizeof(num), "%llu", r->perf_clock ?
+	    (unsigned long long)dec_time_base(s) : 0ull);
+	dec_info(r, "time-base", num);
+	if (s->has_ptcfg && s->ptcfg.backend < 4)
+		dec_info(r, "backend", backends[s->ptcfg.backend]);
+	dec_info(r, "branches", r->o->all_branches ? "all" : "calls");
+	for (i = 0; i < s->nprocs; i++) {
+		const struct mt_snap_process *p = &s->procs[i];
+
+		cmd = malloc(p->cmdline_len + 1);
+		if (cmd == NULL)
+			return -MT_E_NOMEM;
+		memcpy(cmd, p->cmdline, p->cmdline_len);
+		cmd[p->cmdline_len] = '\0';
+		for (j = 0; j < p->cmdline_len; j++)
+			if (cmd[j] == '\0')
+				cmd[j] = j + 1 == p->cmdline_len ? '\0' : ' ';
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = MT_EV_PROC;
+		ev.pid = p->pid;
+		ev.str[0] = p->comm;
+		ev.str[1] = cmd;
+		mt_evw_write(r->w, &ev);
+		free(cmd);
+	}
+	for (i = 0; i < image_set_nmods(r->is); i++) {
+		const struct image_mod *m = image_set_mod(r->is, i);
+
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = MT_EV_MOD;
+		ev.pid = m->pid;
+		ev.addr[0] = m->start;
+		ev.addr[1] = m->end;
+		ev.num = m->pgoff;
+		ev.str[0] = m->buildid;
+		ev.str[1] = m->path;
+		mt_evw_write(r->w, &ev);
+	}
+	return 0;
+}
+
+int
+decode_run(const struct decode_opts *o, const struct mt_snap *s,
+    struct mt_evw *w, struct decode_stats *st, struct decode_diag *d)
+{
+	struct dec_run r;
+	const char *msg;
+	size_t i;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.s = s;
+	r.w = w;
+	r.st = st;
+	r.perf_clock = s->has_timeconv && s->timeconv.cap_user_time_zero &&
+	    s->has_ptcfg && (s->ptcfg.config & MT_PT_CFG_TSC);
+	rc = image_set_new(&r.is, s, &o->img);
+	if (rc < 0)
+		return rc;
+	rc = thr_set_build(&r.ts, s, r.is, &d->off, &d->msg);
+	if (rc < 0)
+		goto out;
+	for (i = 0; (msg = image_set_warning(r.is, i)) != NULL; i++) {
+		st->no_image++;
+		if (o->warn != NULL)
+			o->warn(o->warn_arg, msg);
+	}
+	r.wc = walk_cache_new(image_set_iscache(r.is), image_set_fn_lookup,
+	    r.is);
+	if (r.wc == NULL) {
+		rc = -MT_E_NOMEM;
+		goto out;
+	}
+	rc = dec_header(&r);
+	for (i = 0; rc >= 0 && i < s->naux; i++)
+		rc = dec_buffer(&r, &s->aux[i]);
+out:
+	if (r.wc != NULL)
+		walk_cache_counts(r.wc, &st->walks, &st->walk_insns);
+	walk_cache_free(r.wc);
+	thr_set_release(&r.ts);
+	image_set_free(r.is);
+	free(r.seen);
+	return rc;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Decoding a snapshot's PT buffers into the event stream
+ * (docs/formats/events.md) with libipt's block decoder; docs/decode.md
+ * describes what is emitted when.
+ *
+ * Each AUX buffer is decoded on its own (its own pt_block_decoder, its own
+ * state in struct dec_buf), so buffers can later be decoded by separate
+ * threads and written in buffer order; today they run one after another.
+ */
+#ifndef MT_DECODE_DECODE_H
+#define MT_DECODE_DECODE_H
+
+#include <stdint.h>
+
+#include "image.h"
+
+struct mt_snap;
+struct mt_evw;
+
+struct decode_opts {
+	const char *source;	/* snapshot path for `info source` */
+	int all_branches;	/* 1: --all-branches */
+	struct image_opts img;	/* where ELF files are looked for */
+	/* Called with each warning (missing file, ...); may be NULL. */
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
+};
+
+/* libipt error codes counted separately (pte_* up to this bound). */
+#define DECODE_NERR 32
+
+struct decode_stats {
+	uint64_t buffers;	/* AUX buffers decoded */
+	uint64_t pt_bytes;	/* PT bytes in them */
+	uint64_t instructions;	/* sum of block.ninsn */
+	uint64_t blocks;	/* pt_blk_next calls (also empty blocks) */
+	uint64_t ipt_events;	/* libipt events (pt_blk_event) */
+	uint64_t events;	/* event records written */
+	uint64_t errors;	/* decode errors (each an `error` record) */
+	uint64_t err_by_code[DECODE_NERR];	/* by -pte_* code */
+	uint64_t overflows;	/* OVF packets */
+	uint64_t bytes_before_sync;	/* bytes before each buffer's 1st PSB */
+	uint64_t bytes_skipped;	/* bytes skipped resyncing after errors */
+	uint64_t walk_mismatch;	/* blocks whose end disagreed with the walk */
+	uint64_t walks;		/* distinct block starts walked */
+	uint64_t walk_insns;	/* instructions decoded by the walks */
+	uint64_t no_image;	/* mappings whose file was not found */
+};
+
+/* Where a fatal error happened (corrupt sideband). */
+struct decode_diag {
+	uint64_t off;		/* byte offset in the sideband data */
+	const char *msg;	/* what was wrong, static */
+};
+
+/*
+ * Decode every AUX buffer of @s and write the stream to @w (header
+ * already written by mt_evw_new).  Counters go to @st.
+ * Returns 0, -MT_E_IO (output, errno set), -MT_E_NOMEM, -MT_E_IPT,
+ * or -MT_E_CORRUPT / -MT_E_TRUNC with @d set (corrupt sideband).
+ */
+int decode_run(const struct decode_opts *o, const struct mt_snap *s,
+    struct mt_evw *w, struct decode_stats *st, struct decode_diag *d);
+
+#endif /* MT_DECODE_DECODE_H */

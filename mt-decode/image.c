@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Images for the decoders (image.h): one section cache, a memfd for the
+ * code bytes the snapshot carries, one pt_image per process, and the
+ * function ranges of every ELF file that was found.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <intel-pt.h>
+
+#include "elffile.h"
+#include "err.h"
+#include "image.h"
+#include "snap.h"
+
+struct image_proc {
+	uint32_t pid;
+	struct pt_image *img;
+};
+
+struct image_fn {
+	uint64_t lo, hi;	/* [lo, hi) in the process */
+};
+
+struct image_global {
+	int isid;		/* section for every process */
+};
+
+struct image_set {
+	const struct mt_snap *snap;	/* not owned */
+	struct image_opts o;
+	struct pt_image_section_cache *isc;
+	int memfd;		/* bundled bytes, -1 until needed */
+	char mempath[32];	/* "/proc/self/fd/N" */
+	uint64_t memlen;	/* bytes written to memfd */
+	struct image_proc *procs;	size_t nprocs;
+	struct image_global *glob;	size_t nglob;
+	struct image_mod *mods;		size_t nmods;
+	char **paths;			size_t npaths;	/* owned strings */
+	struct image_fn *fns;		size_t nfns, capfns;
+	int fns_sorted;
+	char **warn;			size_t nwarn;
+	struct mt_elf **elfs;		size_t nelfs;	/* kept for fns */
+	uint64_t *blob_off;	/* memfd offset of each BLOB chunk */
+	uint64_t *elf_off;	/* memfd offset of each ELF chunk */
+};
+
+static void *
+grow(void *p, size_t n, size_t size)
+{
+	/* Grow to hold n + 1 elements, doubling at powers of two. */
+	if (n == 0 || (n & (n - 1)) == 0)
+		return realloc(p, (n ? 2 * n : 4) * size);
+	return p;
+}
+
+static int
+image_warn(struct image_set *is, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+image_warn(struct image_set *is, const char *fmt, ...)
+{
+	va_list ap;
+	char *m, **w;
+
+	if (is->nwarn >= 1000)
+		return 0;
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	if (m == NULL)
+		return -MT_E_NOMEM;
+	w = grow(is->warn, is->nwarn, sizeof(*w));
+	if (w == NULL) {
+		free(m);
+		return -MT_E_NOMEM;
+	}
+	is->warn = w;
+	is->warn[is->nwarn++] = m;
+	return 0;
+}
+
+const char *
+image_set_warning(const struct image_set *is, size_t i)
+{
+	return i < is->nwarn ? is->warn[i] : NULL;
+}
+
+struct pt_image_section_cache *
+image_set_iscache(struct image_set *is)
+{
+	return is->isc;
+}
+
+size_t
+image_set_nmods(const struct image_set *is)
+{
+	return is->nmods;
+}
+
+const struct image_mod *
+image_set_mod(const struct image_set *is, size_t i)
+{
+	return &is->mods[i];
+}
+
+/* Append @len bytes to the memfd; *@off gets their file offset. */
+static int
+image_mem_put(struct image_set *is, const uint8_t *p, uint64_t len,
+    uint64_t *off)
+{
+	uint64_t done = 0;
+
+	if (is->memfd < 0) {
+		is->memfd = memfd_create("mt-decode-code", MFD_CLOEXEC);
+		if (is->memfd < 0)
+			return -MT_E_IO;
+		snprintf(is->mempath, sizeof(is->mempath), "/proc/self/fd/%d",
+		    is->memfd);
+	}
+	*off = is->memlen;
+	while (done < len) {
+		ssize_t n = pwrite(is->memfd, p + done,
+		    (size_t)(len - done > (1u << 30) ? 1u << 30 : len - done),
+		    (off_t)(is->memlen + done));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -MT_E_IO;
+		}
+		done += (uint64_t)n;
+	}
+	is->memlen += len;
+	return 0;
+}
+
+static void
+hex(char *out, const uint8_t *id, size_t n)
+{
+	static const char d[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n && i < 64; i++) {
+		out[2 * i] = d[id[i] >> 4];
+		out[2 * i + 1] = d[id[i] & 15];
+	}
+	out[2 * i] = '\0';
+}
+
+static struct image_mod *
+image_new_mod(struct image_set *is)
+{
+	struct image_mod *m = grow(is->mods, is->nmods, sizeof(*m));
+
+	if (m == NULL)
+		return NULL;
+	is->mods = m;
+	m = &is->mods[is->nmods++];
+	memset(m, 0, sizeof(*m));
+	return m;
+}
+
+static const char *
+image_keep(struct image_set *is, const char *s)
+{
+	char **p = grow(is->paths, is->npaths, sizeof(*p));
+	char *c;
+
+	if (p == NULL)
+		return NULL;
+	is->paths = p;
+	c = strdup(s);
+	if (c == NULL)
+		return NULL;
+	is->paths[is->npaths++] = c;
+	return c;
+}
+
+/* Add section @isid to @pid's image, or to every image if @pid is 0. */
+static int
+image_map(struct image_set *is, uint32_t pid, int isid)
+{
+	size_t i;
+
+	if (pid == 0) {
+		struct image_global *g = grow(is->glob, is->nglob, sizeof(*g));
+
+		if (g == NULL)
+			return -MT_E_NOMEM;
+		is->glob = g;
+		is->glob[is->nglob++].isid = isid;
+		for (i = 0; i < is->nprocs; i++)
+			if (pt_image_add_cached(is->procs[i].img, is->isc,
+			    isid, NULL) < 0)
+				return -MT_E_IPT;
+		return 0;
+	}
+	if (image_set_image(is, pid) == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; i < is->nprocs; i++)
+		if (is->procs[i].pid == pid)
+			return pt_image_add_cached(is->procs[i].img, is->isc,
+			    isid, NULL) < 0 ? -MT_E_IPT : 0;
+	return -MT_E_INVAL;
+}
+
+struct pt_image *
+image_set_image(struct image_set *is, uint32_t pid)
+{
+	struct image_proc *p;
+	size_t i;
+
+	for (i = 0; i < is->nprocs; i++)
+		if (is->procs[i].pid == pid)
+			return is->procs[i].img;
+	p = grow(is->procs, is->nprocs, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	is->procs = p;
+	p = &is->procs[is->nprocs];
+	p->pid = pid;
+	p->img = pt_image_alloc(NULL);
+	if (p->img == NULL)
+		return NULL;
+	is->nprocs++;
+	for (i = 0; i < is->nglob; i++)
+		pt_image_add_cached(p->img, is->isc, is->glob[i].isid, NULL);
+	return p->img;
+}
+
+/* Collect the function ranges of @e mapped at [start, end) from @pgoff. */
+static int
+image_add_fns(struct image_set *is, struct mt_elf *e, uint64_t start,
+    uint64_t end, uint64_t pgoff)
+{
+	const struct mt_elf_sym *syms;
+	size_t n, i;
+	uint64_t fv, bias;
+
+	if (mt_elf_off_to_vaddr(e, pgoff, &fv) < 0)
+		return 0;
+	if (mt_elf_syms(e, &syms, &n) < 0)
+		return 0;
+	bias = start - fv;
+	for (i = 0; i < n; i++) {
+		uint64_t lo = syms[i].start + bias, hi = syms[i].end + bias;
+
+		if (syms[i].end <= syms[i].start || lo < start || lo >= end)
+			continue;
+		if (is->nfns == is->capfns) {
+			size_t c = is->capfns ? 2 * is->capfns : 1024;
+			struct image_fn *f = realloc(is->fns, c * sizeof(*f));
+
+			if (f == NULL)
+				return -MT_E_NOMEM;
+			is->fns = f;
+			is->capfns = c;
+		}
+		is->fns[is->nfns].lo = lo;
+		is->fns[is->nfns].hi = hi;
+		is->nfns++;
+	}
+	is->fns_sorted = 0;
+	return 0;
+}
+
+static int
+fn_cmp(const void *a, const void *b)
+{
+	const struct image_fn *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+int
+image_set_fn_lookup(void *arg, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	struct image_set *is = arg;
+	size_t l = 0, h;
+
+	if (is->nfns == 0)
+		return 0;
+	if (!is->fns_sorted) {
+		qsort(is->fns, is->nfns, sizeof(*is->fns), fn_cmp);
+		is->fns_sorted = 1;
+	}
+	h = is->nfns;
+	while (l < h) {		/* first entry with lo > addr */
+		size_t m = l + (h - l) / 2;
+
+		if (is->fns[m].lo <= addr)
+			l = m + 1;
+		else
+			h = m;
+	}
+	if (l == 0 || addr >= is->fns[l - 1].hi)
+		return 0;
+	*lo = is->fns[l - 1].lo;
+	*hi = is->fns[l - 1].hi;
+	return 1;
+}
+
+static int
+bid_equal(struct mt_elf *e, const uint8_t *id, size_t n)
+{
+	const uint8_t *eid;
+	size_t en = mt_elf_build_id(e, &eid);
+
+	return en == n && memcmp(eid, id, n) == 0;
+}
+
+/*
+ * Find the file of a mapping.  On success *@ep is the opened ELF (kept by
+ * the set) and *@file the path libipt opens (pointer into @buf or the
+ * memfd's path), *@base the file offset of the ELF in that file.
+ * Returns 1 found, 0 not found (a warning was recorded), or < 0.
+ */
+static int
+image_find(struct image_set *is, const uint8_t *bid, size_t bidlen,
+    const char *path, struct mt_elf **ep, const char **file, uint64_t *base,
+    char *buf, size_t bufsize)
+{
+	const struct mt_snap *s = is->snap;
+	char bhex[2 * 64 + 1];
+	struct mt_elf *e;
+	size_t i;
+	int rc;
+
+	*ep = NULL;
+	hex(bhex, bid, bidlen);
+	if (bidlen > 0) {
+		for (i = 0; i < s->nelfs; i++) {
+			const struct mt_snap_elf *f = &s->elfs[i];
+
+			if (f->build_id_len != bidlen ||
+			    memcmp(f->build_id, bid, bidlen) != 0)
+				continue;
+			rc = mt_elf_open_mem(&e, f->data, f->len);
+			if (rc < 0)
+				break;
+			*base = is->elf_off[i];
+			*ep = e;
+			*file = is->mempath;
+			return 1;
+		}
+		if (is->o.debug_dir != NULL && bidlen > 1) {
+			snprintf(buf, bufsize, "%s/.build-id/%.2s/%s",
+			    is->o.debug_dir, bhex, bhex + 2);
+			if (mt_elf_open(&e, buf) == 0) {
+				if (bid_equal(e, bid, bidlen)) {
+					*ep = e;
+					*file = buf;
+					*base = 0;
+					return 1;
+				}
+				mt_elf_free(e);
+			}
+		}
+	}
+	if (path == NULL || path[0] != '/')
+		goto missing;
+	if (is->o.root != NULL)
+		snprintf(buf, bufsize, "%s%s", is->o.root, path);
+	else
+		snprintf(buf, bufsize, "%s", path);
+	if (mt_elf_open(&e, buf) < 0)
+		goto missing;
+	if (bidlen > 0 && !bid_equal(e, bid, bidlen)) {
+		char fhex[2 * MT_ELF_BUILD_ID_MAX + 1];
+
+		mt_elf_build_id_hex(e, fhex);
+		mt_elf_free(e);
+		rc = image_warn(is, "'%s' has build-id %s, the trace needs %s: "
+		    "not decoded against it", buf, fhex[0] ? fhex : "(none)",
+		    bhex);
+		return rc < 0 ? rc : 0;
+	}
+	*ep = e;
+	*file = buf;
+	*base = 0;
+	return 1;
+missing:
+	rc = image_warn(is, "no file for '%s'%s%s: its code is not decoded",
+	    path ? path : "?", bidlen ? " with build-id " : "",
+	    bidlen ? bhex : "");
+	return rc < 0 ? rc : 0;
+}
+
+int
+image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
+    uint64_t len, uint64_t pgoff, const uint8_t *buildid, size_t bidlen,
+    const char *path)
+{
+	char buf[4096];
+	const char *file;
+	struct mt_elf *e;
+	struct image_mod *m;
+	struct mt_elf **el;
+	uint64_t base;
+	int rc, isid;
+
+	m = image_new_mod(is);
+	if (m == NULL)
+		return -MT_E_NOMEM;
+	m->pid = pid;
+	m->start = start;
+	m->end = start + len;
+	m->pgoff = pgoff;
+	hex(m->buildid, buildid, bidlen);
+	m->path = image_keep(is, path ? path : "");
+	if (m->path == NULL)
+		return -MT_E_NOMEM;
+	if (path == NULL || path[0] == '[' || len == 0)
+		return 0;	/* special mappings come as BLOBs */
+	rc = image_find(is, buildid, bidlen, path, &e, &file, &base, buf,
+	    sizeof(buf));
+	if (rc <= 0)
+		return rc;
+	isid = pt_iscache_add_file(is->isc, file, base + pgoff, len, start);
+	if (isid < 0 || image_map(is, pid, isid) < 0) {
+		mt_elf_free(e);
+		return image_warn(is, "cannot map '%s' at 0x%llx", path,
+		    (unsigned long long)start);
+	}
+	m->loaded = 1;
+	rc = image_add_fns(is, e, start, start + len, pgoff);
+	el = grow(is->elfs, is->nelfs, sizeof(*el));
+	if (el == NULL) {
+		mt_elf_free(e);
+		return -MT_E_NOMEM;
+	}
+	is->elfs = el;
+	is->elfs[is->nelfs++] = e;
+	return rc;
+}
+
+static int
+image_add_blobs(struct image_set *is)
+{
+	const struct mt_snap *s = is->snap;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->nblobs; i++) {
+		const struct mt_snap_blob *b = &s->blobs[i];
+		struct image_mod *m;
+		int isid;
+
+		if (b->len == 0)
+			continue;
+		isid = pt_iscache_add_file(is->isc, is->mempath,
+		    is->blob_off[i], b->len,
+		    b->addr);
+		if (isid < 0)
+			return -MT_E_IPT;
+		rc = image_map(is, b->pid, isid);
+		if (rc < 0)
+			return rc;
+		/* Adjacent pieces of one named blob make one module. */
+		if (is->nmods > 0) {
+			m = &is->mods[is->nmods - 1];
+			if (m->pid == b->pid && m->end == b->addr &&
+			    m->loaded && m->path != NULL &&
+			    strcmp(m->path, b->name ? b->name : "") == 0) {
+				m->end = b->addr + b->len;
+				continue;
+			}
+		}
+		m = image_new_mod(is);
+		if (m == NULL)
+			return -MT_E_NOMEM;
+		m->pid = b->pid;
+		m->start = b->addr;
+		m->end = b->addr + b->len;
+		m->path = b->name ? b->name : "";
+		m->loaded = 1;
+	}
+	return 0;
+}
+
+int
+image_set_new(struct image_set **out, const struct mt_snap *s,
+    const struct image_opts *o)
+{
+	struct image_set *is = calloc(1, sizeof(*is));
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	if (is == NULL)
+		return -MT_E_NOMEM;
+	is->snap = s;
+	is->o = *o;
+	is->memfd = -1;
+	is->isc = pt_iscache_alloc(NULL);
+	if (is->isc == NULL) {
+		free(is);
+		return -MT_E_NOMEM;
+	}
+	/*
+	 * libipt refuses a section whose file changed size after it was
+	 * added (-pte_bad_image), so every bundled byte goes into the memfd
+	 * before the first section is added.
+	 */
+	is->blob_off = calloc(s->nblobs + 1, sizeof(uint64_t));
+	is->elf_off = calloc(s->nelfs + 1, sizeof(uint64_t));
+	rc = is->blob_off && is->elf_off ? 0 : -MT_E_NOMEM;
+	for (i = 0; rc >= 0 && i < s->nblobs; i++)
+		rc = image_mem_put(is, s->blobs[i].data, s->blobs[i].len,
+		    &is->blob_off[i]);
+	for (i = 0; rc >= 0 && i < s->nelfs; i++)
+		rc = image_mem_put(is, s->elfs[i].data, s->elfs[i].len,
+		    &is->elf_off[i]);
+	if (rc >= 0)
+		rc = image_add_blobs(is);
+	for (i = 0; rc >= 0 && i < s->nmmaps; i++) {
+		const struct mt_snap_mmap *m = &s->mmaps[i];
+
+		if (!(m->prot & PROT_EXEC) || m->end <= m->start)
+			continue;
+		rc = image_set_add_mapping(is, m->pid, m->start,
+		    m->end - m->start, m->pgoff, m->build_id, m->build_id_len,
+		    m->path);
+	}
+	if (rc < 0) {
+		image_set_free(is);
+		return rc;
+	}
+	*out = is;
+	return 0;
+}
+
+void
+image_set_free(struct image_set *is)
+{
+	size_t i;
+
+	if (is == NULL)
+		return;
+	for (i = 0; i < is->nprocs; i++)
+		pt_image_free(is->procs[i].img);
+	pt_iscache_free(is->isc);
+	for (i = 0; i < is->nelfs; i++)
+		mt_elf_free(is->elfs[i]);
+	for (i = 0; i < is->npaths; i++)
+		free(is->paths[i]);
+	for (i = 0; i < is->nwarn; i++)
+		free(is->warn[i]);
+	if (is->memfd >= 0)
+		close(is->memfd);
+	free(is->procs);
+	free(is->glob);
+	free(is->mods);
+	free(is->paths);
+	free(is->fns);
+	free(is->warn);
+	free(is->elfs);
+	free(is->blob_off);
+	free(is->elf_off);
+	free(is);
+}

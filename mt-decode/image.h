@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The memory images mt-decode decodes against, built from a snapshot.
+ *
+ * One libipt image-section cache holds every section and its block cache;
+ * each process gets a pt_image made of cached sections.  Code bytes carried
+ * in the snapshot (BLOB and ELF chunks) are copied into one memfd, so libipt
+ * sees them as a file (/proc/self/fd/N) and caches blocks for them as for
+ * files on disk.  ELF files of MMAP chunks and MMAP/MMAP2 sideband records
+ * are looked up by build-id: bundled ELF chunks first, then
+ * DEBUG_DIR/.build-id/xx/rest, then ROOT/path, then path; a file whose
+ * build-id differs is refused with a warning.
+ */
+#ifndef MT_DECODE_IMAGE_H
+#define MT_DECODE_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_snap;
+struct pt_image;
+struct pt_image_section_cache;
+
+struct image_opts {
+	const char *debug_dir;	/* build-id cache directory, or NULL */
+	const char *root;	/* prefix for recorded paths, or NULL */
+};
+
+/* One mapping a decoder may see, also written as a `mod` record. */
+struct image_mod {
+	uint32_t pid;		/* 0: all processes */
+	uint64_t start, end;	/* [start, end) */
+	uint64_t pgoff;		/* file offset of start */
+	char buildid[2 * 64 + 1];	/* lowercase hex, "" unknown */
+	const char *path;	/* recorded path or blob name; borrowed
+				 * from the snapshot */
+	int loaded;		/* 1 if its bytes are in the images */
+};
+
+struct image_set;
+
+/*
+ * Build the images of @s (which must outlive the set).  Warnings (missing
+ * or mismatched files) are kept for the caller: image_set_warning().
+ * Returns 0, -MT_E_NOMEM, -MT_E_IO (memfd) or -MT_E_IPT.
+ */
+int image_set_new(struct image_set **out, const struct mt_snap *s,
+    const struct image_opts *o);
+void image_set_free(struct image_set *is);
+
+/*
+ * Add a mapping seen in the sideband (MMAP/MMAP2) for @pid.  @path and
+ * @buildid (binary, @bidlen bytes, 0 unknown) are copied.
+ */
+int image_set_add_mapping(struct image_set *is, uint32_t pid,
+    uint64_t start, uint64_t len, uint64_t pgoff, const uint8_t *buildid,
+    size_t bidlen, const char *path);
+
+/* The image of @pid (created on first use with the global sections). */
+struct pt_image *image_set_image(struct image_set *is, uint32_t pid);
+struct pt_image_section_cache *image_set_iscache(struct image_set *is);
+
+/* Mappings, in the order added. */
+size_t image_set_nmods(const struct image_set *is);
+const struct image_mod *image_set_mod(const struct image_set *is, size_t i);
+
+/* Warnings collected while loading: NULL past the last. */
+const char *image_set_warning(const struct image_set *is, size_t i);
+
+/* Function range lookup for walk.h (0: unknown). */
+int image_set_fn_lookup(void *is, uint64_t addr, uint64_t *lo, uint64_t *hi);
+
+#endif /* MT_DECODE_IMAGE_H */

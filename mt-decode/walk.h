@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Static control flow inside libipt blocks.  With its default flags the
+ * block decoder follows direct calls and direct jumps without ending the
+ * block, so a block can hold calls that mt-decode must report.  Which ones
+ * depends only on the code: starting at a block's first IP, the walk
+ * decodes instructions (capstone) the way libipt proceeds without trace,
+ * records every direct call and jump with its instruction index, and stops
+ * at the first instruction that needs trace (conditional or indirect
+ * branch, return, far transfer).  A block of N instructions then holds the
+ * walk's transitions with index < N.  Walks are cached by (IP, isid) and
+ * never freed before the cache, so the decode loop allocates nothing per
+ * block once the code has been seen.
+ */
+#ifndef MT_DECODE_WALK_H
+#define MT_DECODE_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pt_image_section_cache;
+
+/* What the last instruction of a walk (or a transition) is. */
+enum walk_kind {
+	WK_NONE = 0,	/* walk stopped without a branch (limit, no bytes) */
+	WK_CALL,	/* near call (direct in a transition, else indirect) */
+	WK_JMP,		/* near jump (direct in a transition, else indirect) */
+	WK_COND,	/* conditional branch (Jcc, JrCXZ, LOOPcc) */
+	WK_RET,		/* near return */
+	WK_SYSCALL,	/* SYSCALL, SYSENTER */
+	WK_SYSRET,	/* SYSRET, SYSEXIT */
+	WK_INT,		/* INT n, INT3, INTO, INT1 */
+	WK_IRET,	/* IRET */
+	WK_FAR,		/* other far transfer (far call/jmp/ret, VM*) */
+};
+
+/* A direct call or jump inside a walk. */
+struct walk_tr {
+	uint32_t idx;		/* instruction index from the walk's start */
+	uint8_t kind;		/* WK_CALL or WK_JMP */
+	uint8_t leaves;		/* 1: target is outside the source's function,
+				 * 0: inside, 2: unknown (no function info) */
+	uint64_t from;		/* the branch instruction */
+	uint64_t to;		/* its target */
+};
+
+struct walk {
+	uint64_t ip;		/* first instruction */
+	int isid;		/* libipt section identifier */
+	uint32_t len;		/* instructions walked */
+	uint32_t tr;		/* first transition (index into the cache) */
+	uint32_t ntr;		/* transitions */
+	uint8_t term;		/* enum walk_kind of instruction len-1 */
+	uint8_t term_size;	/* its size in bytes */
+	uint8_t leaves;		/* for WK_COND: taken target leaves the
+				 * function (as walk_tr.leaves) */
+	uint64_t term_ip;	/* address of instruction len-1 */
+	uint64_t term_target;	/* WK_COND: taken target */
+	uint64_t cont;		/* WK_NONE: where the next instruction is
+				 * (0: the walk cannot go on) */
+};
+
+/*
+ * Function lookup: returns 1 and sets [*lo, *hi) when @addr is inside a
+ * known function, 0 when unknown.
+ */
+typedef int (*walk_fn_lookup)(void *arg, uint64_t addr, uint64_t *lo,
+    uint64_t *hi);
+
+struct walk_cache;
+
+/* Returns NULL on allocation failure.  @isc is not owned. */
+struct walk_cache *walk_cache_new(struct pt_image_section_cache *isc,
+    walk_fn_lookup fn, void *fnarg);
+void walk_cache_free(struct walk_cache *wc);
+
+/*
+ * The walk from @ip in section @isid, decoding in @mode (libipt's
+ * enum pt_exec_mode).  Returns NULL on allocation failure.  The pointer
+ * stays valid until the next walk_get().
+ */
+const struct walk *walk_get(struct walk_cache *wc, uint64_t ip, int isid,
+    int mode);
+/* Transition @i of the cache (walk->tr + k for k < walk->ntr). */
+const struct walk_tr *walk_tr_at(const struct walk_cache *wc, uint32_t i);
+/* Walks made and instructions decoded for them so far. */
+void walk_cache_counts(const struct walk_cache *wc, uint64_t *walks,
+    uint64_t *insns);
+
+/*
+ * Classify the one instruction in @raw[0..@size) at @ip (a block's last
+ * instruction when libipt marks it truncated: its bytes span two
+ * sections).  Returns its enum walk_kind (WK_NONE when it is no branch
+ * or does not decode); *@target gets a direct branch's target, else 0.
+ */
+int walk_insn(struct walk_cache *wc, const uint8_t *raw, size_t size,
+    uint64_t ip, int mode, uint64_t *target);
+/* 1 if @to is outside the function holding @from, 0 inside, 2 unknown. */
+int walk_leaves(const struct walk_cache *wc, uint64_t from, uint64_t to);
+
+#endif /* MT_DECODE_WALK_H */
