@@ -1,0 +1,933 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The software PT backend's ptrace stepping loop (see emu-trace.h).
+ *
+ * Each traced thread is single-stepped (PTRACE_SINGLESTEP) on its own: the
+ * loop waits for any thread's stop, accounts for the instruction that
+ * thread retired and steps it again, so threads run concurrently, one
+ * instruction at a time each.
+ *
+ * Kinds of stops and what they mean here:
+ *   SIGTRAP, no event   a step finished (or, right after a signal was
+ *                       injected, the kernel entered its handler: siginfo
+ *                       si_code SIGTRAP from ptrace_notify, no instruction
+ *                       retired); in the native phase, the start-at int3
+ *   other signal        signal-delivery-stop: injected on the next step
+ *   PTRACE_EVENT_CLONE  a new thread; its own first stop comes separately
+ *   PTRACE_EVENT_EXEC   the target image starts (run mode) or changed
+ *   PTRACE_EVENT_STOP   a new thread's first stop, or our interrupt
+ * A rep-prefixed string instruction traps once per iteration with the IP
+ * unchanged: it retires only when the IP moves.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "elffile.h"
+#include "emu-trace.h"
+#include "err.h"
+
+enum phase {
+	PH_IDLE,		/* nothing seized yet */
+	PH_WAIT_EXEC,		/* run mode: the target has not exec'd */
+	PH_WAIT_START,		/* running natively up to start_at */
+	PH_STEP,		/* single-stepping */
+};
+
+enum mode {
+	M_NATIVE,		/* resumed with PTRACE_CONT */
+	M_STEP,			/* resumed with PTRACE_SINGLESTEP */
+};
+
+struct thr {
+	pid_t tid;		/* thread */
+	pid_t pid;		/* its process */
+	int mode;		/* enum mode */
+	int running;		/* resumed; its next stop is pending */
+	int started;		/* ip and insn are valid */
+	int asked;		/* the thread_new hook was asked */
+	int detach;		/* untraced: detach at its next stop */
+	int gone;		/* exited or detached */
+	int injected;		/* a signal was injected at the last resume */
+	int reenable;		/* TIP.PGE at ip before its next event */
+	int in_syscall;		/* stepping over a system call */
+	uint64_t sysno;		/* its number (rax) */
+	uint64_t sys_clock;	/* clock when it started */
+	struct timespec sys_t0;	/* real time when it started */
+	uint64_t ip;		/* next instruction to retire */
+	struct mt_emu_insn insn;	/* the instruction at ip */
+	struct mt_emu_pt *pt;	/* packet generator; NULL: untraced */
+};
+
+struct proc {
+	pid_t pid;
+	struct mt_emu_code *code;	/* instruction cache */
+	int exited;
+};
+
+struct mt_emu_trace {
+	struct mt_emu_trace_opts o;
+	struct mt_emu_hooks h;
+	int phase;			/* enum phase */
+	struct thr *thr;		/* threads, also gone ones */
+	size_t nthr, capthr;
+	struct proc procs[8];		/* target processes */
+	size_t nprocs;
+	uint64_t clock;			/* virtual TSC */
+	uint64_t bp_addr;		/* start-at int3 address, 0: none */
+	long bp_orig;			/* the word it replaced */
+	pid_t bp_pid;			/* process holding the int3 */
+	unsigned since_poll;		/* steps since the last poll hook */
+	struct timespec t_start;	/* when stepping began */
+	int stepping_timed;		/* t_start is set */
+	struct mt_emu_trace_stats st;
+	char *msg;			/* run()'s message buffer */
+	size_t msgsz;
+};
+
+static double
+ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	    (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void
+gt(struct mt_emu_trace *t, pid_t tid, const char *kind, uint64_t from,
+    uint64_t to)
+{
+	if (t->o.ground_truth != NULL)
+		fprintf(t->o.ground_truth, "%d %s 0x%llx 0x%llx\n", (int)tid,
+		    kind, (unsigned long long)from, (unsigned long long)to);
+}
+
+static struct proc *
+proc_find(struct mt_emu_trace *t, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nprocs; i++)
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+	return NULL;
+}
+
+static struct thr *
+thr_find(struct mt_emu_trace *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = t->nthr; i-- > 0;)
+		if (t->thr[i].tid == tid && !t->thr[i].gone)
+			return &t->thr[i];
+	return NULL;
+}
+
+static pid_t
+tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	FILE *f;
+	pid_t pid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Tgid:", 5) == 0) {
+			pid = (pid_t)atoi(line + 5);
+			break;
+		}
+	fclose(f);
+	return pid;
+}
+
+/* A thread record for @tid of @pid (the hook is asked when it starts). */
+static struct thr *
+thr_add(struct mt_emu_trace *t, pid_t pid, pid_t tid)
+{
+	struct thr *th;
+
+	if (t->nthr == t->capthr) {
+		size_t n = t->capthr ? t->capthr * 2 : 16;
+		struct thr *p = realloc(t->thr, n * sizeof(*p));
+
+		if (p == NULL)
+			return NULL;
+		t->thr = p;
+		t->capthr = n;
+	}
+	th = &t->thr[t->nthr++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	th->pid = pid;
+	th->mode = t->phase == PH_STEP ? M_STEP : M_NATIVE;
+	return th;
+}
+
+/* Ask the hook whether to trace @th; untraced threads are let go. */
+static int
+thr_ask(struct mt_emu_trace *t, struct thr *th)
+{
+	mt_emu_pt_sink_fn sink = NULL;
+	void *sink_ctx = NULL;
+	int rc;
+
+	if (th->asked)
+		return 0;
+	th->asked = 1;
+	if (t->h.thread_new != NULL &&
+	    (rc = t->h.thread_new(t->h.ctx, th->pid, th->tid, &sink,
+	    &sink_ctx)) < 0)
+		return rc;
+	if (sink == NULL) {
+		th->detach = 1;
+		return 0;
+	}
+	th->pt = mt_emu_pt_new(t->o.config, sink, sink_ctx);
+	if (th->pt == NULL)
+		return -MT_E_NOMEM;
+	t->st.threads++;
+	return 0;
+}
+
+static int
+get_regs(pid_t tid, struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, NULL, r) == 0 ? 0 : -MT_E_SYS;
+}
+
+/* Fetch the instruction at th->ip; an unreadable one stops the model. */
+static void
+fetch(struct mt_emu_trace *t, struct thr *th)
+{
+	struct proc *p = proc_find(t, th->pid);
+
+	if (p == NULL || mt_emu_code_get(p->code, th->tid, th->ip,
+	    &th->insn) < 0) {
+		memset(&th->insn, 0, sizeof(th->insn));
+		th->insn.ip = th->ip;
+		th->insn.cls = MT_EMU_I_BAD;
+	}
+	th->started = 1;
+}
+
+/* Resume a thread held in a ptrace-stop, delivering @sig. */
+static void
+resume(struct mt_emu_trace *t, struct thr *th, int sig)
+{
+	struct user_regs_struct r;
+
+	if (th->detach) {
+		ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)sig);
+		th->gone = 1;
+		return;
+	}
+	th->injected = sig;
+	if (th->mode == M_NATIVE) {
+		ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)sig);
+		th->running = 1;
+		return;
+	}
+	if (th->insn.cls == MT_EMU_I_SYSCALL && !th->in_syscall) {
+		/* User-only tracing: the packets stop at the syscall. */
+		th->in_syscall = 1;
+		th->sysno = get_regs(th->tid, &r) == 0 ? r.rax : ~0ull;
+		th->sys_clock = t->clock;
+		clock_gettime(CLOCK_MONOTONIC, &th->sys_t0);
+		t->st.syscalls++;
+		gt(t, th->tid, "syscall", th->ip, 0);
+		if (th->pt != NULL)
+			mt_emu_pt_disable(th->pt, t->clock);
+	}
+	ptrace(PTRACE_SINGLESTEP, th->tid, NULL, (void *)(long)sig);
+	th->running = 1;
+}
+
+/* Begin stepping @th at @ip: TIP.PGE (with PSB+ the first time). */
+static int
+start_step(struct mt_emu_trace *t, struct thr *th, uint64_t ip)
+{
+	int rc;
+
+	if ((rc = thr_ask(t, th)) < 0 || th->detach)
+		return rc;
+	th->mode = M_STEP;
+	th->ip = ip;
+	fetch(t, th);
+	if (!t->stepping_timed) {
+		clock_gettime(CLOCK_MONOTONIC, &t->t_start);
+		t->stepping_timed = 1;
+	}
+	gt(t, th->tid, "start", 0, ip);
+	if (th->pt != NULL)
+		rc = mt_emu_pt_enable(th->pt, ip, t->clock);
+	return rc;
+}
+
+/* The address of @sym in the main executable of @pid, loaded. */
+static int
+resolve_start(pid_t pid, const char *sym, uint64_t *addr)
+{
+	char exe[4096], path[64], line[4600], mpath[4096];
+	const struct mt_elf_sym *syms;
+	const struct mt_elf_seg *segs;
+	unsigned long long lo, hi, off;
+	struct mt_elf *e = NULL;
+	uint64_t base = 0, minv = ~0ull;
+	size_t n, i, nseg;
+	ssize_t len;
+	FILE *f;
+	int rc, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return -MT_E_SYS;
+	exe[len] = '\0';
+	if ((rc = mt_elf_open(&e, exe)) < 0)
+		return rc;
+	if ((rc = mt_elf_syms(e, &syms, &n)) < 0)
+		goto out;
+	rc = -MT_E_NOTFOUND;
+	for (i = 0; i < n; i++)
+		if (strcmp(syms[i].name, sym) == 0) {
+			*addr = syms[i].start;
+			rc = 0;
+			break;
+		}
+	if (rc < 0 || mt_elf_type(e) != MT_ELF_DYN)
+		goto out;
+	/* PIE: the load bias is where the file's lowest segment landed. */
+	nseg = mt_elf_segs(e, &segs);
+	for (i = 0; i < nseg; i++)
+		if (segs[i].vaddr < minv)
+			minv = segs[i].vaddr & ~0xfffull;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (f == NULL) {
+		rc = -MT_E_SYS;
+		goto out;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &lo, &hi,
+		    &off, mpath) == 4 && off == 0 && strcmp(mpath, exe) == 0) {
+			base = lo - minv;
+			found = 1;
+			break;
+		}
+	}
+	fclose(f);
+	if (!found)
+		rc = -MT_E_NOTFOUND;
+	else
+		*addr += base;
+out:
+	mt_elf_free(e);
+	return rc;
+}
+
+/* Run natively to start_at: plant an int3 there (th is stopped). */
+static int
+plant_start(struct mt_emu_trace *t, struct thr *th)
+{
+	uint64_t addr;
+	long word;
+	int rc;
+
+	rc = resolve_start(th->pid, t->o.start_at, &addr);
+	if (rc < 0) {
+		snprintf(t->msg, t->msgsz, "--start-at: cannot find '%s' in "
+		    "the main executable of process %d: %s", t->o.start_at,
+		    (int)th->pid, mt_strerror(rc));
+		return rc;
+	}
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, th->tid, (void *)(uintptr_t)addr, NULL);
+	if (errno != 0 || ptrace(PTRACE_POKETEXT, th->tid,
+	    (void *)(uintptr_t)addr, (void *)((word & ~0xffL) | 0xcc)) != 0) {
+		snprintf(t->msg, t->msgsz, "--start-at: cannot write a "
+		    "breakpoint at 0x%llx: %s", (unsigned long long)addr,
+		    strerror(errno));
+		return -MT_E_SYS;
+	}
+	t->bp_addr = addr;
+	t->bp_orig = word;
+	t->bp_pid = th->pid;
+	t->phase = PH_WAIT_START;
+	return 0;
+}
+
+static void
+unplant(struct mt_emu_trace *t, pid_t tid)
+{
+	if (t->bp_addr == 0)
+		return;
+	ptrace(PTRACE_POKETEXT, tid, (void *)(uintptr_t)t->bp_addr,
+	    (void *)t->bp_orig);
+	t->bp_addr = 0;
+}
+
+/* The thread stopped at the start-at int3: step from here on. */
+static int
+hit_start(struct mt_emu_trace *t, struct thr *th,
+    struct user_regs_struct *r)
+{
+	size_t i;
+	int rc;
+
+	r->rip = t->bp_addr;
+	unplant(t, th->tid);
+	if (ptrace(PTRACE_SETREGS, th->tid, NULL, r) != 0)
+		return -MT_E_SYS;
+	t->phase = PH_STEP;
+	rc = start_step(t, th, r->rip);
+	/* Other threads ran natively: stop them to step or let them go. */
+	for (i = 0; i < t->nthr; i++) {
+		struct thr *o = &t->thr[i];
+
+		if (o == th || o->gone)
+			continue;
+		if (o->running)
+			ptrace(PTRACE_INTERRUPT, o->tid, NULL, NULL);
+	}
+	return rc;
+}
+
+static void
+thread_gone(struct mt_emu_trace *t, struct thr *th, int status)
+{
+	struct proc *p;
+
+	if (th->pt != NULL) {
+		if (mt_emu_pt_enabled(th->pt))
+			mt_emu_pt_async_disable(th->pt, th->ip, t->clock);
+		mt_emu_pt_flush(th->pt);
+		mt_emu_pt_free(th->pt);
+		th->pt = NULL;
+		if (t->h.thread_exit != NULL)
+			t->h.thread_exit(t->h.ctx, th->tid);
+	}
+	th->gone = 1;
+	th->running = 0;
+	if (th->tid == th->pid && (p = proc_find(t, th->pid)) != NULL) {
+		p->exited = 1;
+		(void)status;
+	}
+}
+
+/* Account for the instruction at th->ip, which brought the IP to @rip. */
+static int
+retire(struct mt_emu_trace *t, struct thr *th, uint64_t rip)
+{
+	const struct mt_emu_insn *in = &th->insn;
+	uint64_t from = th->ip, fall = th->ip + in->len;
+	struct mt_emu_pt *pt = th->pt;
+	int rc = 0;
+
+	if (in->rep && rip == from)
+		return 0;	/* one iteration of a rep string insn */
+	t->clock++;
+	t->st.insns++;
+	switch (in->cls) {
+	case MT_EMU_I_OTHER:
+		if (rip != fall)
+			goto odd;
+		break;
+	case MT_EMU_I_JCC:
+		gt(t, th->tid, rip != fall ? "jcc" : "jcc-nt", from, rip);
+		if (pt != NULL)
+			rc = mt_emu_pt_branch(pt, MT_EMU_PT_COND, from, in->len,
+			    rip, 0, t->clock);
+		break;
+	case MT_EMU_I_JMP:
+		gt(t, th->tid, "jmp", from, rip);
+		if (pt != NULL)
+			rc = mt_emu_pt_branch(pt, MT_EMU_PT_JMP, from, in->len,
+			    rip, 0, t->clock);
+		break;
+	case MT_EMU_I_JMP_IND:
+	case MT_EMU_I_FAR:
+		gt(t, th->tid, in->cls == MT_EMU_I_FAR ? "far" : "ijmp", from,
+		    rip);
+		if (pt != NULL)
+			rc = mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, from,
+			    in->len, rip, 0, t->clock);
+		break;
+	case MT_EMU_I_CALL:
+		gt(t, th->tid, "call", from, rip);
+		if (pt != NULL)
+			rc = mt_emu_pt_branch(pt, MT_EMU_PT_CALL, from, in->len,
+			    rip, !in->disp0, t->clock);
+		break;
+	case MT_EMU_I_CALL_IND:
+		gt(t, th->tid, "icall", from, rip);
+		if (pt != NULL)
+			rc = mt_emu_pt_branch(pt, MT_EMU_PT_CALL_IND, from,
+			    in->len, rip, 1, t->clock);
+		break;
+	case MT_EMU_I_RET:
+		gt(t, th->tid, "ret", from, rip);
+		if (pt != NULL)
+			rc = mt_emu_pt_branch(pt, MT_EMU_PT_RET, from, in->len,
+			    rip, 0, t->clock);
+		break;
+	case MT_EMU_I_SYSCALL:
+		/* TIP.PGD went out before the step (resume()). */
+		th->in_syscall = 0;
+		if (th->sysno == SYS_mmap || th->sysno == SYS_munmap ||
+		    th->sysno == SYS_mprotect || th->sysno == SYS_mremap) {
+			struct proc *p = proc_find(t, th->pid);
+
+			if (p != NULL)
+				mt_emu_code_flush(p->code);
+		}
+		{
+			struct timespec now;
+			double ns;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			ns = ts_diff(&th->sys_t0, &now) * 1e9;
+			if (ns > 1e6) {
+				uint64_t end = th->sys_clock +
+				    (uint64_t)(ns * t->o.tsc_per_ns);
+
+				if (end > t->clock)
+					t->clock = end;
+			}
+		}
+		gt(t, th->tid, "sysret", 0, rip);
+		if (pt != NULL)
+			rc = mt_emu_pt_enable(pt, rip, t->clock);
+		break;
+	case MT_EMU_I_INT:
+	case MT_EMU_I_BAD:
+	default:
+		goto odd;
+	}
+	if (in->cls != MT_EMU_I_OTHER)
+		t->st.branches++;
+	return rc;
+odd:
+	/* Not what the instruction does by itself: the kernel moved the IP
+	 * (a fault handled, an int n).  Asynchronous, as hardware shows it. */
+	t->st.odd++;
+	gt(t, th->tid, "async", from, rip);
+	if (pt != NULL) {
+		if ((rc = mt_emu_pt_async_disable(pt, from, t->clock)) < 0)
+			return rc;
+		rc = mt_emu_pt_enable(pt, rip, t->clock);
+	}
+	return rc;
+}
+
+/* A step finished for @th (SIGTRAP stop, stepping mode). */
+static int
+step_done(struct mt_emu_trace *t, struct thr *th)
+{
+	struct user_regs_struct r;
+	siginfo_t si;
+	int rc = 0;
+
+	t->st.steps++;
+	if (get_regs(th->tid, &r) < 0)
+		return 0;	/* died meanwhile: its exit follows */
+	if (!th->started)
+		return start_step(t, th, r.rip);
+	if (th->reenable) {
+		th->reenable = 0;
+		if (th->pt != NULL && !th->in_syscall &&
+		    (rc = mt_emu_pt_enable(th->pt, th->ip, t->clock)) < 0)
+			return rc;
+	}
+	if (th->injected && ptrace(PTRACE_GETSIGINFO, th->tid, NULL, &si) == 0
+	    && si.si_code == SIGTRAP) {
+		/* The kernel built a signal frame and entered the handler
+		 * (ptrace_notify after signal delivery while stepping). */
+		t->st.signals++;
+		gt(t, th->tid, "signal", th->ip, r.rip);
+		if (th->pt != NULL && !th->in_syscall)
+			rc = mt_emu_pt_async_disable(th->pt, th->ip, t->clock);
+		if (th->in_syscall) {
+			/* Interrupted system call: it returns into the
+			 * handler. */
+			th->in_syscall = 0;
+		}
+		if (rc == 0 && th->pt != NULL)
+			rc = mt_emu_pt_enable(th->pt, r.rip, t->clock);
+		th->ip = r.rip;
+		fetch(t, th);
+		return rc;
+	}
+	if ((rc = retire(t, th, r.rip)) < 0)
+		return rc;
+	if (r.rip != th->ip) {
+		th->ip = r.rip;
+		fetch(t, th);
+	}
+	if (th->pt != NULL)
+		rc = mt_emu_pt_tick(th->pt, th->ip, t->clock);
+	return rc;
+}
+
+static int
+on_exec(struct mt_emu_trace *t, struct thr *th)
+{
+	struct user_regs_struct r;
+	struct proc *p = proc_find(t, th->pid);
+	int rc;
+
+	if (p != NULL)
+		mt_emu_code_flush(p->code);
+	if (get_regs(th->tid, &r) < 0)
+		return -MT_E_SYS;
+	if (t->phase == PH_WAIT_EXEC) {
+		if (t->o.start_at != NULL)
+			return plant_start(t, th);
+		t->phase = PH_STEP;
+		return start_step(t, th, r.rip);
+	}
+	if (th->mode == M_STEP) {
+		th->in_syscall = 0;
+		gt(t, th->tid, "sysret", 0, r.rip);
+		th->ip = r.rip;
+		fetch(t, th);
+		if (th->pt != NULL && (rc = mt_emu_pt_enable(th->pt, r.rip,
+		    t->clock)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Handle one waitpid result.  Returns 0, MT_EMU_EV_EXIT or -MT_E_*. */
+static int
+on_stop(struct mt_emu_trace *t, pid_t tid, int status)
+{
+	struct user_regs_struct r;
+	struct thr *th = thr_find(t, tid);
+	int sig, ev, rc = 0;
+	unsigned long msg;
+
+	if (th == NULL) {
+		pid_t pid;
+
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return 0;
+		/* A new thread whose first stop beat the clone event. */
+		pid = tgid_of(tid);
+		if (pid < 0 || proc_find(t, pid) == NULL)
+			return 0;
+		if ((th = thr_add(t, pid, tid)) == NULL)
+			return -MT_E_NOMEM;
+	}
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		thread_gone(t, th, status);
+		if (tid == th->pid && t->h.proc_exit != NULL &&
+		    t->h.proc_exit(t->h.ctx, tid, status))
+			return MT_EMU_EV_EXIT;
+		return 0;
+	}
+	if (!WIFSTOPPED(status))
+		return 0;
+	th->running = 0;
+	sig = WSTOPSIG(status);
+	ev = status >> 16;
+	switch (ev) {
+	case PTRACE_EVENT_CLONE:
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0 &&
+		    thr_find(t, (pid_t)msg) == NULL) {
+			/* thr_add may move the table: find th again. */
+			if (thr_add(t, th->pid, (pid_t)msg) == NULL)
+				return -MT_E_NOMEM;
+			th = thr_find(t, tid);
+		}
+		resume(t, th, 0);
+		return 0;
+	case PTRACE_EVENT_EXEC:
+		rc = on_exec(t, th);
+		resume(t, th, 0);
+		return rc;
+	case PTRACE_EVENT_STOP:
+		/* A new thread's first stop, our interrupt, a group stop. */
+		if (t->phase == PH_STEP && th->mode == M_NATIVE &&
+		    !th->detach) {
+			if (get_regs(tid, &r) == 0)
+				rc = start_step(t, th, r.rip);
+		} else if (t->phase == PH_STEP && !th->started && !th->detach) {
+			if (get_regs(tid, &r) == 0)
+				rc = start_step(t, th, r.rip);
+		}
+		resume(t, th, 0);
+		return rc;
+	case 0:
+		break;
+	default:
+		resume(t, th, 0);
+		return 0;
+	}
+	if (sig == SIGTRAP && th->mode == M_NATIVE) {
+		if (t->bp_addr != 0 && get_regs(tid, &r) == 0 &&
+		    r.rip == t->bp_addr + 1 && th->pid == t->bp_pid &&
+		    !th->detach) {
+			rc = hit_start(t, th, &r);
+			resume(t, th, 0);
+			return rc;
+		}
+		resume(t, th, sig);
+		return 0;
+	}
+	if (sig == SIGTRAP && th->mode == M_STEP) {
+		rc = step_done(t, th);
+		resume(t, th, 0);
+		return rc;
+	}
+	/* Signal-delivery-stop: deliver it with the next step. */
+	resume(t, th, sig);
+	return 0;
+}
+
+struct mt_emu_trace *
+mt_emu_trace_new(const struct mt_emu_trace_opts *o,
+    const struct mt_emu_hooks *h)
+{
+	struct mt_emu_trace *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->o = *o;
+	t->h = *h;
+	if (t->o.poll_every == 0)
+		t->o.poll_every = 1;
+	if (t->o.tsc_per_ns <= 0)
+		t->o.tsc_per_ns = 2.5;
+	t->clock = o->tsc0;
+	return t;
+}
+
+void
+mt_emu_trace_free(struct mt_emu_trace *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nthr; i++)
+		mt_emu_pt_free(t->thr[i].pt);
+	for (i = 0; i < t->nprocs; i++)
+		mt_emu_code_free(t->procs[i].code);
+	free(t->thr);
+	free(t);
+}
+
+int
+mt_emu_trace_seize(struct mt_emu_trace *t, pid_t pid, int before_exec)
+{
+	const long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+	struct proc *p;
+	struct thr *th;
+	struct dirent *de;
+	char path[64];
+	DIR *d;
+	int tid, status;
+
+	if (t->nprocs == sizeof(t->procs) / sizeof(t->procs[0]))
+		return -MT_E_LIMIT;
+	p = &t->procs[t->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->code = mt_emu_code_new(pid, t->h.fix, t->h.ctx);
+	if (p->code == NULL)
+		return -MT_E_NOMEM;
+	t->nprocs++;
+	if (before_exec) {
+		if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)opts) != 0)
+			return errno == EPERM ? -MT_E_PERM : -MT_E_SYS;
+		if ((th = thr_add(t, pid, pid)) == NULL)
+			return -MT_E_NOMEM;
+		th->running = 1;
+		t->phase = PH_WAIT_EXEC;
+		return 0;
+	}
+	/* Attach: seize and interrupt every thread there is now. */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return -MT_E_SYS;
+	while ((de = readdir(d)) != NULL) {
+		tid = atoi(de->d_name);
+		if (tid <= 0 || ptrace(PTRACE_SEIZE, tid, NULL,
+		    (void *)opts) != 0)
+			continue;
+		ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+		if (waitpid(tid, &status, __WALL) != tid)
+			continue;
+		if (thr_add(t, pid, tid) == NULL) {
+			closedir(d);
+			return -MT_E_NOMEM;
+		}
+	}
+	closedir(d);
+	if (thr_find(t, pid) == NULL)
+		return errno == EPERM ? -MT_E_PERM : -MT_E_SYS;
+	return 0;
+}
+
+/* Attach mode: every thread is held stopped; begin. */
+static int
+begin_attached(struct mt_emu_trace *t)
+{
+	struct user_regs_struct r;
+	size_t i;
+	int rc;
+
+	if (t->o.start_at != NULL) {
+		struct thr *th = thr_find(t, t->procs[0].pid);
+
+		if (th == NULL)
+			th = &t->thr[0];
+		if ((rc = plant_start(t, th)) < 0)
+			return rc;
+	} else {
+		t->phase = PH_STEP;
+	}
+	for (i = 0; i < t->nthr; i++) {
+		struct thr *th = &t->thr[i];
+
+		if (th->gone || th->running)
+			continue;
+		if (t->phase == PH_STEP && !th->detach &&
+		    get_regs(th->tid, &r) == 0 &&
+		    (rc = start_step(t, th, r.rip)) < 0)
+			return rc;
+		resume(t, th, 0);
+	}
+	return 0;
+}
+
+int
+mt_emu_trace_run(struct mt_emu_trace *t, char *msg, size_t msgsz)
+{
+	struct timespec now;
+	int status, rc, ev;
+	pid_t tid;
+
+	t->msg = msg;
+	t->msgsz = msgsz;
+	if (t->phase == PH_IDLE) {
+		if ((rc = begin_attached(t)) < 0)
+			return rc;
+	}
+	for (;;) {
+		if (t->h.poll != NULL && ++t->since_poll >= t->o.poll_every) {
+			t->since_poll = 0;
+			ev = t->h.poll(t->h.ctx);
+			if (ev != 0) {
+				rc = ev;
+				break;
+			}
+		}
+		tid = waitpid(-1, &status, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD) {
+				rc = MT_EMU_EV_EXIT;
+				break;
+			}
+			snprintf(msg, msgsz, "waitpid: %s", strerror(errno));
+			rc = -MT_E_SYS;
+			break;
+		}
+		rc = on_stop(t, tid, status);
+		if (rc != 0)
+			break;
+	}
+	if (t->stepping_timed) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		t->st.seconds = ts_diff(&t->t_start, &now);
+	}
+	return rc;
+}
+
+int
+mt_emu_trace_stop(struct mt_emu_trace *t, unsigned index)
+{
+	size_t i;
+	int rc;
+
+	if (t->o.ground_truth != NULL) {
+		fprintf(t->o.ground_truth, "snapshot %u\n", index);
+		fflush(t->o.ground_truth);
+	}
+	for (i = 0; i < t->nthr; i++) {
+		struct thr *th = &t->thr[i];
+
+		if (th->gone || th->pt == NULL)
+			continue;
+		if (mt_emu_pt_enabled(th->pt)) {
+			rc = mt_emu_pt_async_disable(th->pt, th->ip, t->clock);
+			if (rc < 0)
+				return rc;
+			th->reenable = 1;
+		}
+		if ((rc = mt_emu_pt_flush(th->pt)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+mt_emu_trace_resume(struct mt_emu_trace *t)
+{
+	(void)t;	/* threads re-enable at their next stop */
+	return 0;
+}
+
+void
+mt_emu_trace_detach(struct mt_emu_trace *t)
+{
+	size_t i;
+	int status, sig;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nthr; i++) {
+		struct thr *th = &t->thr[i];
+
+		if (th->gone)
+			continue;
+		sig = 0;
+		if (th->running) {
+			ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL);
+			if (waitpid(th->tid, &status, __WALL) != th->tid ||
+			    WIFEXITED(status) || WIFSIGNALED(status)) {
+				th->gone = 1;
+				continue;
+			}
+			/* Keep a real signal that was about to be delivered. */
+			if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP)
+				sig = WSTOPSIG(status);
+		}
+		if (t->bp_addr != 0 && th->pid == t->bp_pid)
+			unplant(t, th->tid);
+		ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)sig);
+		th->gone = 1;
+		th->running = 0;
+	}
+}
+
+const struct mt_emu_trace_stats *
+mt_emu_trace_stats(const struct mt_emu_trace *t)
+{
+	return &t->st;
+}

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The software PT backend ("--backend emulate"): the capture framework's
+ * backend interface (backend.h) over the ptrace tracer (emu-trace.h).
+ * Packets go into each thread's framework ring with mt_ring_write(), so
+ * the snapshot is extracted by the same code as live Intel PT's; the
+ * framework's sideband, uprobe triggers and signals are seen through
+ * mt_cap_poll() between steps.
+ *
+ * The snapshot records the virtual clock (docs/emulate.md): HOST cpuid_15
+ * and max_nonturbo_ratio match the TMA/MTC/CBR packets the generator
+ * writes, and TIMECONV is the kernel's when it gives one (the clock starts
+ * at the host TSC), else a synthetic 2.5 GHz conversion from the start.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include "backend.h"
+#include "emu-trace.h"
+#include "err.h"
+
+struct emu {
+	struct mt_emu_trace *tr;	/* the stepping loop; created lazily */
+	FILE *gt;			/* --ground-truth file, or NULL */
+	uint64_t config;		/* PT config bits in use */
+	int real_tsc;			/* clock starts at the host TSC */
+	uint64_t tsc0;			/* clock at creation */
+	uint64_t mono0;			/* CLOCK_MONOTONIC ns at creation */
+	unsigned nsnap;			/* snapshots taken */
+};
+
+static int
+ring_sink(void *ctx, const uint8_t *p, size_t n)
+{
+	struct mt_cap_buf *b = ctx;
+
+	mt_ring_write(&b->ring, p, n);
+	return 0;
+}
+
+static int
+hook_thread_new(void *ctx, pid_t pid, pid_t tid, mt_emu_pt_sink_fn *sink,
+    void **sink_ctx)
+{
+	struct mt_cap *c = ctx;
+	struct mt_cap_buf *b = mt_cap_buf_find(c, tid);
+	int rc;
+
+	if (b == NULL && (mt_cap_opts(c)->all_threads || tid == pid)) {
+		if ((rc = mt_cap_buf_add(c, pid, tid, -1, &b)) < 0)
+			return rc;
+	}
+	if (b != NULL) {
+		*sink = ring_sink;
+		*sink_ctx = b;
+	}
+	return 0;
+}
+
+static void
+hook_thread_exit(void *ctx, pid_t tid)
+{
+	struct mt_cap_buf *b = mt_cap_buf_find(ctx, tid);
+
+	if (b != NULL)
+		b->exited = 1;
+}
+
+static int
+hook_proc_exit(void *ctx, pid_t pid, int status)
+{
+	return mt_cap_note_exit(ctx, pid, status);
+}
+
+static int
+hook_poll(void *ctx)
+{
+	return mt_cap_poll(ctx, 0);
+}
+
+static void
+hook_fix(void *ctx, pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
+{
+	mt_cap_fix_code(ctx, pid, addr, buf, len);
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+emu_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
+    size_t msgsz)
+{
+	const struct mt_cap_opts *o = mt_cap_opts(c);
+	struct emu *e;
+
+	if (o->kernel) {
+		snprintf(msg, msgsz, "the emulate backend traces user space "
+		    "only: drop --kernel");
+		return -MT_E_UNSUPP;
+	}
+	if (o->nfilters > 0) {
+		snprintf(msg, msgsz, "the emulate backend does not implement "
+		    "--filter");
+		return -MT_E_UNSUPP;
+	}
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return -MT_E_NOMEM;
+	if (o->ground_truth != NULL) {
+		e->gt = fopen(o->ground_truth, "w");
+		if (e->gt == NULL) {
+			snprintf(msg, msgsz, "cannot open '%s': %s",
+			    o->ground_truth, strerror(errno));
+			free(e);
+			return -MT_E_IO;
+		}
+	}
+	/* Branch tracing is what the generator writes; keep the timing
+	 * terms the framework chose. */
+	ptcfg->config |= 1ull << 13;
+	ptcfg->user = 1;
+	ptcfg->kernel = 0;
+	ptcfg->per_cpu = 0;
+	e->config = ptcfg->config;
+	mt_cap_set_priv(c, e);
+	return 0;
+}
+
+static int
+make_tracer(struct mt_cap *c, struct emu *e)
+{
+	const struct mt_snap_timeconv *tc = mt_cap_timeconv(c);
+	struct mt_emu_trace_opts to;
+	struct mt_emu_hooks h;
+
+	memset(&to, 0, sizeof(to));
+	memset(&h, 0, sizeof(h));
+	e->real_tsc = tc != NULL && tc->cap_user_time_zero && tc->time_mult;
+	e->tsc0 = e->real_tsc ? __rdtsc() : 0;
+	e->mono0 = mono_ns();
+	to.config = e->config;
+	to.start_at = mt_cap_opts(c)->start_at;
+	to.ground_truth = e->gt;
+	to.poll_every = 1;
+	to.tsc0 = e->tsc0;
+	to.tsc_per_ns = e->real_tsc ?
+	    (double)(1ull << tc->time_shift) / tc->time_mult : 2.5;
+	h.ctx = c;
+	h.thread_new = hook_thread_new;
+	h.thread_exit = hook_thread_exit;
+	h.proc_exit = hook_proc_exit;
+	h.poll = hook_poll;
+	h.fix = hook_fix;
+	e->tr = mt_emu_trace_new(&to, &h);
+	return e->tr == NULL ? -MT_E_NOMEM : 0;
+}
+
+static int
+emu_attach(struct mt_cap *c, pid_t pid, char *msg, size_t msgsz)
+{
+	struct emu *e = mt_cap_priv(c);
+	int rc;
+
+	if (e->tr == NULL && (rc = make_tracer(c, e)) < 0)
+		return rc;
+	rc = mt_emu_trace_seize(e->tr, pid, !mt_cap_opts(c)->attach);
+	if (rc == -MT_E_PERM)
+		snprintf(msg, msgsz, "cannot ptrace process %d: permission "
+		    "denied (see /proc/sys/kernel/yama/ptrace_scope, or run "
+		    "as root)", (int)pid);
+	else if (rc < 0)
+		snprintf(msg, msgsz, "cannot ptrace process %d: %s", (int)pid,
+		    strerror(errno));
+	return rc;
+}
+
+static int
+emu_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg,
+    size_t msgsz)
+{
+	int rc = mt_ring_init(&b->ring, mt_cap_opts(c)->snapshot_size);
+
+	if (rc < 0)
+		snprintf(msg, msgsz, "cannot allocate a %llu-byte ring: %s",
+		    (unsigned long long)mt_cap_opts(c)->snapshot_size,
+		    mt_strerror(rc));
+	b->bk = NULL;
+	return rc;
+}
+
+static int
+emu_start(struct mt_cap *c, char *msg, size_t msgsz)
+{
+	(void)c;
+	(void)msg;
+	(void)msgsz;
+	return 0;
+}
+
+static int
+emu_run(struct mt_cap *c)
+{
+	struct emu *e = mt_cap_priv(c);
+	char msg[256] = "";
+	int rc;
+
+	rc = mt_emu_trace_run(e->tr, msg, sizeof(msg));
+	if (rc == MT_EMU_EV_EXIT)
+		return MT_CAP_EV_EXIT;
+	if (rc < 0 && msg[0] != '\0')
+		fprintf(stderr, "mt-capture: emulate: %s\n", msg);
+	return rc;
+}
+
+static int
+emu_stop(struct mt_cap *c)
+{
+	struct emu *e = mt_cap_priv(c);
+
+	/* Rings are written by us: their heads are always current. */
+	return mt_emu_trace_stop(e->tr, e->nsnap++);
+}
+
+static int
+meta_u64(struct mt_snap *s, const char *key, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	return mt_snap_add_meta(s, key, buf);
+}
+
+static int
+emu_annotate(struct mt_cap *c, struct mt_snap *s)
+{
+	struct emu *e = mt_cap_priv(c);
+	const struct mt_emu_trace_stats *st = mt_emu_trace_stats(e->tr);
+	char buf[64];
+	int rc;
+
+	s->has_host = 1;
+	s->host.cpuid_15[0] = MT_EMU_CPUID15_EAX;
+	s->host.cpuid_15[1] = MT_EMU_CPUID15_EBX;
+	s->host.cpuid_15[2] = MT_EMU_CRYSTAL_HZ;
+	s->host.max_nonturbo_ratio = MT_EMU_NOM_FREQ;
+	if (!e->real_tsc) {
+		/* Virtual TSC from 0 at 2.5 GHz: ns = tsc * 0.4. */
+		s->has_timeconv = 1;
+		memset(&s->timeconv, 0, sizeof(s->timeconv));
+		s->timeconv.time_zero = e->mono0;
+		s->timeconv.time_shift = 20;
+		s->timeconv.time_mult = 419430;	/* 0.4 * 2^20 */
+		s->timeconv.cap_user_time_zero = 1;
+	}
+	snprintf(buf, sizeof(buf), "%.0f", st->seconds > 0 ?
+	    (double)st->steps / st->seconds : 0.0);
+	if ((rc = mt_snap_add_meta(s, "emulate-clock",
+	    "1 tick per instruction retired")) < 0 ||
+	    (rc = meta_u64(s, "emulate-instructions", st->insns)) < 0 ||
+	    (rc = meta_u64(s, "emulate-steps", st->steps)) < 0 ||
+	    (rc = mt_snap_add_meta(s, "emulate-steps-per-second", buf)) < 0)
+		return rc;
+	return 0;
+}
+
+static int
+emu_resume(struct mt_cap *c)
+{
+	struct emu *e = mt_cap_priv(c);
+
+	return mt_emu_trace_resume(e->tr);
+}
+
+static void
+emu_detach(struct mt_cap *c)
+{
+	struct emu *e = mt_cap_priv(c);
+
+	if (e != NULL)
+		mt_emu_trace_detach(e->tr);
+}
+
+static void
+emu_close(struct mt_cap *c)
+{
+	struct emu *e = mt_cap_priv(c);
+
+	if (e == NULL)
+		return;
+	mt_emu_trace_free(e->tr);
+	if (e->gt != NULL)
+		fclose(e->gt);
+	free(e);
+	mt_cap_set_priv(c, NULL);
+}
+
+const struct mt_cap_backend_ops mt_cap_backend_emulate = {
+	.name = "emulate",
+	.snap_backend = MT_SNAP_BK_EMULATE,
+	.reaps_children = 1,
+	.probe = emu_probe,
+	.attach = emu_attach,
+	.buf_open = emu_buf_open,
+	.start = emu_start,
+	.run = emu_run,
+	.stop = emu_stop,
+	.annotate = emu_annotate,
+	.resume = emu_resume,
+	.detach = emu_detach,
+	.close = emu_close,
+};
