@@ -7,7 +7,7 @@
 
 setup_file() {
 	export FZ="$BATS_FILE_TMPDIR"
-	for t in snap events sideband elf; do
+	for t in snap events sideband elf perfdata; do
 		"$MT_ROOT/tests/helpers/fuzz-standalone" "$t" "$FZ/fuzz-$t"
 	done
 }
@@ -38,6 +38,10 @@ replay() {
 
 @test "fuzz regress: ELF loader handles every kept input" {
 	replay elf
+}
+
+@test "fuzz regress: perf.data reader handles every kept input" {
+	replay perfdata
 }
 
 @test "fuzz regress: ELF symbol with a size that wraps past 2^64 ends at 2^64-1" {

@@ -4,7 +4,8 @@
  * a few valid inputs built with the modules' own writers, so every record
  * and chunk type is in the corpus from the start.
  *
- *   gen-seeds DIR	writes DIR/snap/, DIR/events/, DIR/sideband/
+ *   gen-seeds DIR	writes DIR/snap/, DIR/events/, DIR/sideband/,
+ *			DIR/perfdata/
  *
  * tests/helpers/fuzz adds the inputs the test suite has (tests/data/ files,
  * the committed seeds in tests/fuzz/seeds/, small ELF files) next to them.
@@ -20,6 +21,7 @@
 #include "buf.h"
 #include "err.h"
 #include "events.h"
+#include "perfdata.h"
 #include "sideband.h"
 #include "snap.h"
 
@@ -259,6 +261,80 @@ gen_sideband(void)
 	}
 }
 
+/* A small intel_pt perf.data, file mode or pipe mode. */
+static void
+gen_perfdata(int pipe)
+{
+	static const uint8_t pt[] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
+	    0x23, 0x99, 0x01 };
+	uint64_t priv[17] = { 8, 10, 500, 0, 1, 0x400, 0x800, 1, 0, 0, 0x200,
+	    0x3c000, 0, 0, 0x2, 0, 0 };
+	uint64_t ids[2] = { 11, 12 };
+	const uint64_t st = MT_SB_ST_TID | MT_SB_ST_TIME | MT_SB_ST_ID |
+	    MT_SB_ST_CPU | MT_SB_ST_IDENTIFIER;
+	struct mt_pd_attr a[2];
+	struct mt_pd_auxtrace ax = { .size = sizeof(pt), .data = pt,
+	    .tid = 43, .cpu = MT_PD_NONE };
+	struct mt_pd_build_id bid = { .pid = 42, .misc = MT_SB_MISC_USER,
+	    .len = 20, .id = { 0x5a, 1, 2 } };
+	struct mt_pd_time_conv tc = { .time_shift = 10, .time_mult = 500 };
+	struct mt_pd_writer *w;
+	struct mt_sb_rec r;
+	struct mt_wbuf b;
+	char exe[] = "/bin/demo";
+	int fd;
+
+	memset(a, 0, sizeof(a));
+	a[0].type = 8;
+	a[0].config = MT_PT_CFG_TSC | MT_PT_CFG_BRANCH;
+	a[0].sample_type = st;
+	a[0].flags = MT_PD_ATTR_SAMPLE_ID_ALL | MT_PD_ATTR_DISABLED;
+	a[0].ids = &ids[0];
+	a[0].nids = 1;
+	a[1].type = 1;	/* software: the dummy sideband event */
+	a[1].config = 9;
+	a[1].sample_type = st;
+	a[1].flags = MT_PD_ATTR_SAMPLE_ID_ALL | MT_PD_ATTR_MMAP2 |
+	    MT_PD_ATTR_COMM | MT_PD_ATTR_TASK | MT_PD_ATTR_CONTEXT_SWITCH;
+	a[1].ids = &ids[1];
+	a[1].nids = 1;
+	bid.filename = exe;
+	if (mt_pd_writer_new(&w, pipe) < 0 ||
+	    mt_pd_writer_attr(w, &a[0]) < 0 ||
+	    mt_pd_writer_attr(w, &a[1]) < 0 ||
+	    mt_pd_writer_time_conv(w, &tc) < 0 ||
+	    mt_pd_writer_auxtrace_info(w, MT_PD_AUXTRACE_INTEL_PT, priv,
+	    17) < 0)
+		exit(1);
+	mt_wbuf_init(&b);
+	memset(&r, 0, sizeof(r));
+	r.type = MT_SB_MMAP2;
+	r.id.pid = 42;
+	r.id.tid = 43;
+	r.id.id = 12;
+	r.u.mmap.pid = 42;
+	r.u.mmap.tid = 43;
+	r.u.mmap.addr = 0x400000;
+	r.u.mmap.len = 0x1000;
+	r.u.mmap.prot = 5;
+	r.u.mmap.filename = exe;
+	if (mt_sb_write(&b, &r, st) < 0 ||
+	    mt_pd_writer_record(w, b.p, b.len) < 0 ||
+	    mt_pd_writer_auxtrace(w, &ax) < 0 ||
+	    mt_pd_writer_finished_round(w) < 0 ||
+	    mt_pd_writer_build_id(w, &bid) < 0 ||
+	    mt_pd_writer_cpuid(w, "GenuineIntel,6,85,4") < 0 ||
+	    mt_pd_writer_nr_cpus(w, 2, 2) < 0)
+		exit(1);
+	mt_wbuf_release(&b);
+	fd = create("perfdata", pipe ? "pipe.data" : "file.data");
+	if (mt_pd_writer_finish(w, fd) < 0)
+		exit(1);
+	mt_pd_writer_free(w);
+	close(fd);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -274,5 +350,7 @@ main(int argc, char **argv)
 	gen_snap();
 	gen_events();
 	gen_sideband();
+	gen_perfdata(0);
+	gen_perfdata(1);
 	return 0;
 }
