@@ -1,12 +1,332 @@
 /* SPDX-License-Identifier: MIT */
-/* mt-fxt: placeholder main until its issue lands. */
+/*
+ * mt-fxt: read the symbolized event stream (docs/formats/events.md) and
+ * write the call-stack timeline as a Fuchsia trace for Perfetto (default),
+ * Chrome JSON, folded stacks or a text summary (docs/man/mt-fxt.1).
+ * This file only parses options, opens the input and reports; run.c does
+ * the work.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opts.h"
+#include "out.h"
+#include "run.h"
+
+#define MT_FXT_VERSION "0.1"
+
+enum {
+	OPT_FUNCTION = 256, OPT_BETWEEN, OPT_TID, OPT_TIME, OPT_AROUND,
+	OPT_MAX_DEPTH, OPT_MIN_DURATION, OPT_MAX_SIZE, OPT_STRING_SLOTS,
+	OPT_THREAD_SLOTS,
+};
+
+static const struct option longopts[] = {
+	{ "format", required_argument, NULL, 'F' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "level", required_argument, NULL, 'l' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "function", required_argument, NULL, OPT_FUNCTION },
+	{ "between", required_argument, NULL, OPT_BETWEEN },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "time", required_argument, NULL, OPT_TIME },
+	{ "around-trigger", required_argument, NULL, OPT_AROUND },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "min-duration", required_argument, NULL, OPT_MIN_DURATION },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "string-slots", required_argument, NULL, OPT_STRING_SLOTS },
+	{ "thread-slots", required_argument, NULL, OPT_THREAD_SLOTS },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char synopsis[] =
+    "usage: mt-fxt [-fhqV] [-F fxt|json|folded|summary] [-l level] "
+    "[-o outfile]\n"
+    "              [--function name] [--between start,stop] [--tid list]\n"
+    "              [--time from,to] [--around-trigger before,after]\n"
+    "              [--max-depth n] [--min-duration ns] [--max-size bytes]"
+    " [file]\n";
+
+static void
+usage(FILE *f)
+{
+	fputs(synopsis, f);
+	if (f == stderr)
+		return;
+	fputs("\n"
+	    "  -F, --format F       fxt (default), json, folded or summary\n"
+	    "  -f, --force          write binary output to a terminal\n"
+	    "  -l, --level N        gzip level 0-9 (default: 6 for *.gz "
+	    "and FXT on stdout)\n"
+	    "  -o, --output FILE    output file, '-' standard output "
+	    "(default)\n"
+	    "  -q, --quiet          no warnings\n"
+	    "  --function NAME      summary: latency histogram of NAME\n"
+	    "  --between START,STOP keep calls of START up to the next call "
+	    "of STOP\n"
+	    "  --tid LIST           keep these thread ids (comma-separated)\n"
+	    "  --time FROM,TO       keep [FROM, TO] ns from the window start\n"
+	    "  --around-trigger B,A keep B ns before to A ns after the first "
+	    "trigger hit\n"
+	    "  --max-depth N        fold frames deeper than N into their "
+	    "ancestor\n"
+	    "  --min-duration NS    drop frames shorter than NS (suffix ns, "
+	    "us, ms, s)\n"
+	    "  --max-size BYTES     split FXT output above BYTES (suffix k, "
+	    "m, g)\n", f);
+}
+
+/* say(3) without <err.h>, which -Icommon shadows with common/err.h. */
+static void __attribute__((format(printf, 1, 2)))
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("mt-fxt: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/*
+ * A number with an optional suffix from @units (pairs of suffix and
+ * multiplier); -1 if malformed or out of range.
+ */
+static int
+number(const char *s, uint64_t *v, const char *const *units,
+    const uint64_t *mult)
+{
+	char *end;
+	uint64_t x;
+	int i;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end == '\0') {
+		*v = x;
+		return 0;
+	}
+	for (i = 0; units && units[i]; i++) {
+		if (strcasecmp(end, units[i]) == 0) {
+			if (x > UINT64_MAX / mult[i])
+				return -1;
+			*v = x * mult[i];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static const char *const time_units[] = { "ns", "us", "ms", "s", NULL };
+static const uint64_t time_mult[] = { 1, 1000, 1000000, 1000000000 };
+static const char *const size_units[] = { "k", "m", "g", NULL };
+static const uint64_t size_mult[] = { 1ull << 10, 1ull << 20, 1ull << 30 };
+
+/* "A,B" as two numbers with @units. */
+static int
+pair(char *s, uint64_t *a, uint64_t *b, const char *const *units,
+    const uint64_t *mult)
+{
+	char *comma = strchr(s, ',');
+
+	if (comma == NULL)
+		return -1;
+	*comma = '\0';
+	return number(s, a, units, mult) < 0 ||
+	    number(comma + 1, b, units, mult) < 0 ? -1 : 0;
+}
+
+static int
+bad(const char *opt, const char *arg)
+{
+	say("bad %s argument '%s'", opt, arg);
+	fputs(synopsis, stderr);
+	return 2;
+}
+
+static int
+parse_args(struct fxt_opts *o, int argc, char **argv)
+{
+	uint64_t x, y;
+	char *tok, *save;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "F:fhl:o:qV", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if ((o->format = out_find(optarg)) == NULL)
+				return bad("--format", optarg);
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'l':
+			if (number(optarg, &x, NULL, NULL) < 0 || x > 9)
+				return bad("--level", optarg);
+			o->level = (int)x;
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'V':
+			printf("mt-fxt %s\n", MT_FXT_VERSION);
+			exit(0);
+		case OPT_FUNCTION:
+			o->function = optarg;
+			break;
+		case OPT_BETWEEN:
+			tok = strchr(optarg, ',');
+			if (tok == NULL || tok == optarg || tok[1] == '\0')
+				return bad("--between", optarg);
+			*tok = '\0';
+			o->between_start = optarg;
+			o->between_stop = tok + 1;
+			break;
+		case OPT_TID:
+			for (tok = strtok_r(optarg, ",", &save); tok;
+			    tok = strtok_r(NULL, ",", &save)) {
+				if (number(tok, &x, NULL, NULL) < 0 ||
+				    x > UINT32_MAX || o->ntids == FXT_MAX_TIDS)
+					return bad("--tid", tok);
+				o->tids[o->ntids++] = (uint32_t)x;
+			}
+			if (o->ntids == 0)
+				return bad("--tid", "");
+			break;
+		case OPT_TIME:
+			if (pair(optarg, &o->time_from, &o->time_to,
+			    time_units, time_mult) < 0 ||
+			    o->time_from > o->time_to)
+				return bad("--time", optarg);
+			o->have_time = 1;
+			break;
+		case OPT_AROUND:
+			if (pair(optarg, &o->around_before, &o->around_after,
+			    time_units, time_mult) < 0)
+				return bad("--around-trigger", optarg);
+			o->have_around = 1;
+			break;
+		case OPT_MAX_DEPTH:
+			if (number(optarg, &x, NULL, NULL) < 0 || x == 0 ||
+			    x > UINT32_MAX)
+				return bad("--max-depth", optarg);
+			o->max_depth = (uint32_t)x;
+			break;
+		case OPT_MIN_DURATION:
+			if (number(optarg, &o->min_duration, time_units,
+			    time_mult) < 0)
+				return bad("--min-duration", optarg);
+			break;
+		case OPT_MAX_SIZE:
+			if (number(optarg, &o->max_size, size_units,
+			    size_mult) < 0 || o->max_size < 4096)
+				return bad("--max-size", optarg);
+			break;
+		case OPT_STRING_SLOTS:
+		case OPT_THREAD_SLOTS:
+			if (number(optarg, &x, NULL, NULL) < 0 ||
+			    x > (c == OPT_STRING_SLOTS ? 32767 : 255) ||
+			    (c == OPT_STRING_SLOTS && x < 40) || x == 0)
+				return bad(c == OPT_STRING_SLOTS ?
+				    "--string-slots" : "--thread-slots", optarg);
+			if (c == OPT_STRING_SLOTS)
+				o->string_slots = (uint32_t)x;
+			else
+				o->thread_slots = (uint32_t)x;
+			break;
+		default:
+			fputs(synopsis, stderr);
+			return 2;
+		}
+	}
+	(void)y;
+	if (argc - optind > 1) {
+		fputs(synopsis, stderr);
+		return 2;
+	}
+	if (argc - optind == 1)
+		o->in = argv[optind];
+	return 0;
+}
+
+/* Refuse what would be a mistake: binary to a terminal, output = input. */
+static int
+check_files(const struct fxt_opts *o)
+{
+	struct stat si, so;
+	int to_tty = strcmp(o->out, "-") == 0 && isatty(STDOUT_FILENO);
+
+	if (to_tty && !o->force && (o->format->binary || o->level > 0)) {
+		say("refusing to write binary data to a terminal "
+		    "(use -o FILE, or -f)");
+		return 2;
+	}
+	if (strcmp(o->in, "-") != 0 && strcmp(o->out, "-") != 0 &&
+	    stat(o->in, &si) == 0 && stat(o->out, &so) == 0 &&
+	    si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+		say("'%s' is both the input and the output", o->in);
+		return 2;
+	}
+	return 0;
+}
 
 int
 main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "mt-fxt: not implemented yet\n");
-	return 1;
+	struct fxt_opts o = {
+		.in = "-",
+		.out = "-",
+		.format = &out_fxt_ops,
+		.level = -1,
+		.max_size = 1ull << 30,
+	};
+	struct fxt_stats st;
+	char msg[1024];
+	int fd = STDIN_FILENO, rc;
+
+	if ((rc = parse_args(&o, argc, argv)) != 0 ||
+	    (rc = check_files(&o)) != 0)
+		return rc;
+	if (strcmp(o.in, "-") != 0 && (fd = open(o.in, O_RDONLY)) < 0) {
+		say("cannot open '%s': %s", o.in, strerror(errno));
+		return 1;
+	}
+	rc = fxt_run(&o, fd, &st, msg, sizeof(msg));
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc < 0) {
+		say("%s", msg);
+		return 1;
+	}
+	if (!o.quiet && st.errors)
+		say("%" PRIu64 " decode errors in the stream (shown as "
+		    "[decode error] frames)", st.errors);
+	if (!o.quiet && st.files > 1)
+		say("the trace was split into %" PRIu64 " files (--max-size)",
+		    st.files);
+	return 0;
 }

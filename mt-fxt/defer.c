@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/* Holding back events at a segment's start time (see defer.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "defer.h"
+#include "err.h"
+#include "out.h"
+#include "sym.h"
+
+struct ditem {
+	int kind;		/* DEFER_BEGIN or DEFER_END */
+	uint64_t ts;
+	struct frame f;
+};
+
+struct dscope {
+	uint64_t create;	/* the segment's start time */
+	uint32_t first;		/* its first item in the thread's queue */
+	uint32_t front;		/* where the next outer inlined frame goes */
+};
+
+struct dthread {
+	struct ditem *q;	/* held items of all open scopes */
+	uint32_t nq, capq;
+	struct dscope *s;
+	uint32_t ns, caps;
+};
+
+struct defer {
+	defer_emit_fn emit;
+	void *ctx;
+	struct dthread *thr;	/* by sym_thread index */
+	uint32_t nthr;
+	int err;
+};
+
+static int
+grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, (size_t)ncap * elem);
+	if (np == NULL)
+		return -MT_E_NOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+int
+defer_new(struct defer **dp, defer_emit_fn emit, void *ctx)
+{
+	struct defer *d = calloc(1, sizeof(*d));
+
+	*dp = d;
+	if (d == NULL)
+		return -MT_E_NOMEM;
+	d->emit = emit;
+	d->ctx = ctx;
+	return 0;
+}
+
+void
+defer_free(struct defer *d)
+{
+	uint32_t i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < d->nthr; i++) {
+		free(d->thr[i].q);
+		free(d->thr[i].s);
+	}
+	free(d->thr);
+	free(d);
+}
+
+int
+defer_error(const struct defer *d)
+{
+	return d->err;
+}
+
+static struct dthread *
+get(struct defer *d, const struct sym_thread *t)
+{
+	if (t->index >= d->nthr) {
+		uint32_t n = t->index + 1;
+		struct dthread *nt = realloc(d->thr, n * sizeof(*nt));
+
+		if (nt == NULL) {
+			d->err = -MT_E_NOMEM;
+			return NULL;
+		}
+		memset(nt + d->nthr, 0, (n - d->nthr) * sizeof(*nt));
+		d->thr = nt;
+		d->nthr = n;
+	}
+	return &d->thr[t->index];
+}
+
+void
+defer_seg_push(struct defer *d, const struct sym_thread *t, uint64_t ts)
+{
+	struct dthread *dt = get(d, t);
+	struct dscope *s;
+
+	if (dt == NULL)
+		return;
+	if (grow((void **)&dt->s, &dt->caps, dt->ns + 1, sizeof(*dt->s)) < 0) {
+		d->err = -MT_E_NOMEM;
+		return;
+	}
+	s = &dt->s[dt->ns++];
+	s->create = ts;
+	s->first = s->front = dt->nq;
+}
+
+void
+defer_seg_pop(struct defer *d, const struct sym_thread *t)
+{
+	struct dthread *dt = get(d, t);
+	uint32_t i, first;
+
+	if (dt == NULL || dt->ns == 0)
+		return;
+	first = dt->s[--dt->ns].first;
+	for (i = first; i < dt->nq; i++)
+		d->emit(d->ctx, t, dt->q[i].kind, dt->q[i].ts, &dt->q[i].f);
+	dt->nq = first;
+}
+
+void
+defer_event(struct defer *d, const struct sym_thread *t, int kind,
+    uint64_t ts, const struct frame *f)
+{
+	struct dthread *dt = get(d, t);
+	struct dscope *s;
+	uint32_t at;
+
+	if (dt == NULL)
+		return;
+	if (dt->ns == 0 || dt->s[dt->ns - 1].create != ts) {
+		d->emit(d->ctx, t, kind, ts, f);
+		return;
+	}
+	s = &dt->s[dt->ns - 1];
+	if (grow((void **)&dt->q, &dt->capq, dt->nq + 1, sizeof(*dt->q)) < 0) {
+		d->err = -MT_E_NOMEM;
+		return;
+	}
+	if (kind == DEFER_BEGIN && (f->flags & FR_OUTER)) {
+		at = (f->flags & FR_INLINED) ? s->front : s->first;
+		s->front = at + 1;
+	} else {
+		at = dt->nq;
+	}
+	memmove(&dt->q[at + 1], &dt->q[at], (dt->nq - at) * sizeof(*dt->q));
+	dt->q[at].kind = kind;
+	dt->q[at].ts = ts;
+	dt->q[at].f = *f;
+	dt->nq++;
+}

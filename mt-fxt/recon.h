@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Call-stack reconstruction: turns the events of each thread (call, ret,
+ * jmp, gaps, errors...) into frames that begin and end, following
+ * magic-trace's policies (REFERENCE.md 1.4; docs/man/mt-fxt.1 lists them
+ * and where mt differs).  Frames go to a view (view.h).  Memory: per
+ * thread, the open frames and one batch of same-timestamp events (at most
+ * RECON_MAX_BATCH; a longer run of equal timestamps is not spread).
+ */
+#ifndef MT_FXT_RECON_H
+#define MT_FXT_RECON_H
+
+#include <stdint.h>
+
+#define RECON_MAX_BATCH	4096
+
+struct mt_ev;
+struct sym;
+struct view;
+struct fxt_stats;
+
+struct recon;
+
+/* @sym, @v and @st must outlive the reconstruction. */
+int recon_new(struct recon **r, struct sym *sym, struct view *v,
+    struct fxt_stats *st);
+void recon_free(struct recon *r);
+/*
+ * The stream's smallest time (info time-base), before the first event:
+ * output times count from it and every thread's window starts there.
+ * Without it, times are absolute and a thread's window starts at its
+ * first event.
+ */
+void recon_set_base(struct recon *r, uint64_t base);
+/* One event record (MT_EV_IS_EVENT).  Returns 0 or -MT_E_NOMEM. */
+int recon_event(struct recon *r, const struct mt_ev *ev);
+/* End of input: close every thread at its last time. */
+int recon_finish(struct recon *r);
+
+#endif /* MT_FXT_RECON_H */

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The record loop of mt-fxt (see run.h): definitions go to the tables
+ * (sym.h), events to the reconstruction (recon.h), which feeds the view
+ * (view.h), which feeds the output format (out.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "events.h"
+#include "recon.h"
+#include "run.h"
+#include "sink.h"
+#include "sym.h"
+#include "view.h"
+
+static const char *
+in_name(const struct fxt_opts *o)
+{
+	return strcmp(o->in, "-") == 0 ? "<stdin>" : o->in;
+}
+
+static int
+parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+/*
+ * --around-trigger: find the first trigger hit (and the time base) in a
+ * first pass, then rewind.  Needs a seekable input.
+ */
+static int
+prescan(const struct fxt_opts *o, int fd, struct fxt_opts *eff, char *msg,
+    size_t n)
+{
+	struct mt_evr *r = NULL;
+	struct mt_ev *ev = malloc(sizeof(*ev));
+	uint64_t base = 0, hit = 0;
+	int rc, found = 0;
+
+	if (ev == NULL)
+		return -MT_E_NOMEM;
+	if (lseek(fd, 0, SEEK_CUR) < 0) {
+		snprintf(msg, n, "%s: --around-trigger needs a file, not a "
+		    "pipe", in_name(o));
+		free(ev);
+		return -MT_E_INVAL;
+	}
+	rc = mt_evr_new(&r, fd, in_name(o));
+	while (rc >= 0 && (rc = mt_evr_next(r, ev)) == 0) {
+		if (ev->kind == MT_EV_INFO && ev->str[0] &&
+		    strcmp(ev->str[0], "time-base") == 0)
+			parse_u64(ev->str[1], &base);
+		if (ev->kind == MT_EV_TRIGGER) {
+			hit = ev->time > base ? ev->time - base : 0;
+			found = 1;
+			break;
+		}
+	}
+	if (rc < 0 && r)
+		snprintf(msg, n, "%s: %s", in_name(o), mt_evr_errmsg(r));
+	mt_evr_free(r);
+	free(ev);
+	if (rc < 0)
+		return rc;
+	if (!found) {
+		snprintf(msg, n, "%s: --around-trigger: no trigger hit in the "
+		    "stream", in_name(o));
+		return -MT_E_NOTFOUND;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		snprintf(msg, n, "%s: cannot rewind: %s", in_name(o),
+		    strerror(errno));
+		return -MT_E_IO;
+	}
+	eff->have_time = 1;
+	eff->time_from = hit > o->around_before ? hit - o->around_before : 0;
+	eff->time_to = hit + o->around_after;
+	if (o->have_time) {	/* both: the intersection */
+		if (o->time_from > eff->time_from)
+			eff->time_from = o->time_from;
+		if (o->time_to < eff->time_to)
+			eff->time_to = o->time_to;
+	}
+	return 0;
+}
+
+/* Gzip level for the output: explicit, else 6 for .gz names and FXT on
+ * standard output, else none. */
+static int
+out_level(const struct fxt_opts *o)
+{
+	size_t len = strlen(o->out);
+
+	if (o->level >= 0)
+		return o->level;
+	if (len > 3 && strcmp(o->out + len - 3, ".gz") == 0)
+		return 6;
+	if (strcmp(o->out, "-") == 0 && o->format->binary)
+		return 6;
+	return 0;
+}
+
+static int
+definition(struct sym *sym, struct recon *rc, const struct mt_ev *ev,
+    int *seen_event)
+{
+	uint64_t base;
+	struct sym_thread *t;
+
+	switch (ev->kind) {
+	case MT_EV_INFO:
+		if (!*seen_event && ev->str[0] &&
+		    strcmp(ev->str[0], "time-base") == 0 &&
+		    parse_u64(ev->str[1], &base) == 0)
+			recon_set_base(rc, base);
+		return 0;
+	case MT_EV_PROC:
+		return sym_add_proc(sym, ev->pid, ev->str[0], ev->str[1]);
+	case MT_EV_THREAD:
+		t = sym_thread(sym, ev->pid, ev->tid);
+		if (t == NULL)
+			return -MT_E_NOMEM;
+		return sym_name_thread(sym, t, ev->pid, ev->str[0]);
+	case MT_EV_FILE:
+		return sym_add_file(sym, ev->id, ev->str[0]);
+	case MT_EV_FN:
+		return sym_add_fn(sym, ev->id, ev->addr[0], ev->str[1]);
+	case MT_EV_LOC:
+		return sym_add_loc(sym, ev->id, ev->addr[0], ev->frames,
+		    ev->nframes);
+	default:
+		return 0;
+	}
+}
+
+int
+fxt_run(const struct fxt_opts *o0, int fd, struct fxt_stats *st, char *msg,
+    size_t n)
+{
+	struct fxt_opts o = *o0;
+	struct out out = { .ops = o0->format, .opts = &o };
+	struct mt_evr *r = NULL;
+	struct mt_ev *ev = NULL;
+	struct sym *sym = NULL;
+	struct view *v = NULL;
+	struct recon *rc = NULL;
+	int ret, seen_event = 0, opened = 0;
+	char smsg[256];
+
+	memset(st, 0, sizeof(*st));
+	msg[0] = '\0';
+	if (o.have_around && (ret = prescan(o0, fd, &o, msg, n)) < 0)
+		return ret;
+	ev = malloc(sizeof(*ev));
+	if (ev == NULL || (ret = sym_new(&sym)) < 0 ||
+	    (ret = mt_evr_new(&r, fd, in_name(&o))) < 0) {
+		ret = -MT_E_NOMEM;
+		goto out;
+	}
+	out.sym = sym;
+	ret = sink_open(&out.sink, o.out, out_level(&o), smsg, sizeof(smsg));
+	if (ret < 0) {
+		snprintf(msg, n, "%s", smsg);
+		goto out;
+	}
+	opened = 1;
+	if ((ret = out.ops->open(&out)) < 0 ||
+	    (ret = view_new(&v, &o, &out, sym, st)) < 0 ||
+	    (ret = recon_new(&rc, sym, v, st)) < 0)
+		goto out;
+	while ((ret = mt_evr_next(r, ev)) == 0) {
+		if (MT_EV_IS_EVENT(ev->kind)) {
+			seen_event = 1;
+			ret = recon_event(rc, ev);
+		} else {
+			ret = definition(sym, rc, ev, &seen_event);
+			if (ret == -MT_E_CORRUPT) {
+				snprintf(msg, n, "%s: line %" PRIu64 ": field "
+				    "3: a frame names an undefined fn",
+				    in_name(&o), mt_evr_lineno(r));
+				goto out;
+			}
+		}
+		if (ret == 0)
+			ret = view_error(v);
+		if (ret == 0)
+			ret = out.err;
+		if (ret < 0)
+			goto out;
+	}
+	if (ret < 0) {
+		snprintf(msg, n, "%s: %s", in_name(&o), mt_evr_errmsg(r));
+		goto out;
+	}
+	ret = recon_finish(rc);
+	if (ret == 0)
+		ret = view_error(v);
+	if (ret == 0)
+		ret = out.ops->close(&out, st);
+out:
+	if (opened) {
+		int cr;
+
+		if (out.ops->free)
+			out.ops->free(&out);
+		cr = sink_close(out.sink, ret >= 0, smsg, sizeof(smsg));
+		if (ret >= 0 && cr < 0) {
+			ret = cr;
+			snprintf(msg, n, "%s", smsg);
+		}
+	}
+	if (ret < 0 && msg[0] == '\0')
+		snprintf(msg, n, "%s", mt_strerror(ret));
+	recon_free(rc);
+	view_free(v);
+	mt_evr_free(r);
+	sym_free(sym);
+	free(ev);
+	return ret < 0 ? ret : 0;
+}

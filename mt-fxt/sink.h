@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where an output goes: a file written under a temporary name in the same
+ * directory and renamed over the final name only when complete, or
+ * standard output; optionally gzip-compressed through zlib.
+ */
+#ifndef MT_FXT_SINK_H
+#define MT_FXT_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sink;
+
+/*
+ * Open @path ("-" is standard output) for writing, compressed with gzip
+ * at @level (1..9) or plain when @level is 0.  Returns 0 or -MT_E_IO /
+ * -MT_E_NOMEM with the reason in @msg (@n bytes).
+ */
+int sink_open(struct sink **s, const char *path, int level, char *msg,
+    size_t n);
+/* Buffered write; errors are sticky (see sink_close). */
+int sink_write(struct sink *s, const void *p, size_t n);
+int sink_puts(struct sink *s, const char *str);
+int sink_printf(struct sink *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Bytes written before compression. */
+uint64_t sink_bytes(const struct sink *s);
+/* Adapter for mt_fxt_new(): @ctx is the sink. */
+int sink_fxt(void *ctx, const void *p, size_t n);
+/*
+ * Finish: with @commit, flush, close and rename into place; without, drop
+ * the temporary file.  Frees @s.  Returns 0, or the first error with its
+ * reason in @msg.
+ */
+int sink_close(struct sink *s, int commit, char *msg, size_t n);
+
+#endif /* MT_FXT_SINK_H */

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The view (see view.h).  Per thread it mirrors the reconstruction's stack
+ * and marks each frame pending, shown or hidden:
+ *
+ *  - region: the time the filters keep (--time, --around-trigger,
+ *    --between).  When a region opens, the frames open at that moment are
+ *    shown again as inferred frames beginning at the region start; when
+ *    it closes, every shown frame ends.  Outside a region nothing is shown.
+ *  - depth: frames at index >= --max-depth are hidden (their time stays in
+ *    the ancestor); without it, Perfetto's limit applies: the frame at
+ *    index FXT_DEPTH_CAP is shown as `[deeper frames folded]` and the ones
+ *    above it are hidden.
+ *  - --min-duration: a frame stays pending until it has lasted NS; one
+ *    that ends sooner is dropped (with everything it held).
+ *
+ * Segments are passed on as they open and close while a region is open,
+ * and every open one is re-opened (at the region start) when a region
+ * opens, so the output sees balanced segments.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "opts.h"
+#include "out.h"
+#include "sym.h"
+#include "view.h"
+
+enum { PENDING = 0, SHOWN = 1, HIDDEN = 2 };
+
+struct ventry {
+	struct frame f;		/* as the reconstruction gave it */
+	uint64_t start;		/* begin time (after clamping) */
+	uint8_t state;		/* PENDING, SHOWN or HIDDEN */
+	uint8_t marker;		/* shown as the fold marker */
+};
+
+struct vseg {
+	uint32_t base;		/* first entry index */
+	uint64_t create;	/* start time */
+	uint8_t out;		/* passed on to the output */
+};
+
+struct vthread {
+	const struct sym_thread *t;
+	int8_t excluded;	/* not in --tid */
+	uint8_t active;		/* a region is open */
+	uint8_t between;	/* --between: inside START..STOP */
+	struct ventry *e;	/* the stack, bottom first */
+	uint32_t n, cap;
+	uint32_t pending;	/* lowest pending index, n if none */
+	struct vseg *s;
+	uint32_t ns, caps;
+	uint64_t now;		/* latest time seen */
+	uint64_t rstart;	/* start of the open region */
+};
+
+struct view {
+	const struct fxt_opts *o;	/* options (not owned) */
+	struct out *out;		/* hooks (not owned) */
+	struct sym *sym;
+	struct fxt_stats *st;
+	struct vthread **thr;		/* by sym_thread index */
+	uint32_t nthr;
+	uint32_t cap;			/* depth: entries at >= cap hidden */
+	int marker;			/* cap is Perfetto's: show a marker */
+	uint32_t n_marker;		/* "[deeper frames folded]" */
+	uint32_t n_start, n_stop;	/* --between names, 0 none */
+	int err;
+};
+
+static int
+grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, (size_t)ncap * elem);
+	if (np == NULL)
+		return -MT_E_NOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+int
+view_new(struct view **vp, const struct fxt_opts *o, struct out *out,
+    struct sym *sym, struct fxt_stats *st)
+{
+	struct view *v = calloc(1, sizeof(*v));
+
+	*vp = NULL;
+	if (v == NULL)
+		return -MT_E_NOMEM;
+	v->o = o;
+	v->out = out;
+	v->sym = sym;
+	v->st = st;
+	v->cap = FXT_DEPTH_CAP;
+	v->marker = 1;
+	if (o->max_depth && o->max_depth <= FXT_DEPTH_CAP) {
+		v->cap = o->max_depth;
+		v->marker = 0;
+	}
+	v->n_marker = sym_cintern(sym, "[deeper frames folded]");
+	if (o->between_start) {
+		v->n_start = sym_cintern(sym, o->between_start);
+		v->n_stop = sym_cintern(sym, o->between_stop);
+	}
+	if (sym_error(sym)) {
+		free(v);
+		return -MT_E_NOMEM;
+	}
+	*vp = v;
+	return 0;
+}
+
+void
+view_free(struct view *v)
+{
+	uint32_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < v->nthr; i++) {
+		if (v->thr[i] == NULL)
+			continue;
+		free(v->thr[i]->e);
+		free(v->thr[i]->s);
+		free(v->thr[i]);
+	}
+	free(v->thr);
+	free(v);
+}
+
+int
+view_error(const struct view *v)
+{
+	return v->err;
+}
+
+static int
+tid_wanted(const struct view *v, uint32_t tid)
+{
+	size_t i;
+
+	if (v->o->ntids == 0)
+		return 1;
+	for (i = 0; i < v->o->ntids; i++)
+		if (v->o->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+static struct vthread *
+get(struct view *v, const struct sym_thread *t)
+{
+	struct vthread *vt;
+
+	if (t->index >= v->nthr) {
+		uint32_t n = t->index + 1, i;
+		struct vthread **nt = realloc(v->thr, n * sizeof(*nt));
+
+		if (nt == NULL) {
+			v->err = -MT_E_NOMEM;
+			return NULL;
+		}
+		for (i = v->nthr; i < n; i++)
+			nt[i] = NULL;
+		v->thr = nt;
+		v->nthr = n;
+	}
+	vt = v->thr[t->index];
+	if (vt == NULL) {
+		vt = calloc(1, sizeof(*vt));
+		if (vt == NULL) {
+			v->err = -MT_E_NOMEM;
+			return NULL;
+		}
+		vt->t = t;
+		vt->excluded = !tid_wanted(v, t->tid);
+		/* Without --time or --between the region is always open. */
+		vt->active = !v->o->have_time && v->o->between_start == NULL;
+		v->thr[t->index] = vt;
+	}
+	return vt->excluded ? NULL : vt;
+}
+
+/* Show entry @i (its ancestors are shown or hidden already). */
+static void
+show(struct view *v, struct vthread *vt, uint32_t i)
+{
+	struct ventry *x = &vt->e[i];
+	struct frame f;
+
+	x->state = SHOWN;
+	if (x->marker) {
+		f = (struct frame){ .name = v->n_marker, .flags = FR_SYNTH };
+		v->out->ops->begin(v->out, vt->t, x->start, &f);
+	} else {
+		v->out->ops->begin(v->out, vt->t, x->start, &x->f);
+	}
+}
+
+/* Show the pending frames that have lasted long enough by @now. */
+static void
+settle(struct view *v, struct vthread *vt, uint64_t now)
+{
+	while (vt->pending < vt->n) {
+		struct ventry *x = &vt->e[vt->pending];
+
+		if (x->state == PENDING) {
+			if (now - x->start < v->o->min_duration)
+				return;
+			show(v, vt, vt->pending);
+		}
+		vt->pending++;
+	}
+}
+
+/* State of a new entry at index @i. */
+static uint8_t
+initial_state(struct view *v, struct vthread *vt, uint32_t i,
+    uint8_t *marker)
+{
+	*marker = 0;
+	if (!vt->active)
+		return HIDDEN;
+	if (i > v->cap || (i == v->cap && !v->marker)) {
+		v->st->folded++;
+		return HIDDEN;
+	}
+	if (i == v->cap) {
+		v->st->folded++;
+		*marker = 1;
+	}
+	return PENDING;
+}
+
+static void
+out_seg_push(struct view *v, struct vthread *vt, struct vseg *s, uint64_t ts)
+{
+	s->out = 1;
+	s->create = ts;
+	v->out->ops->seg_push(v->out, vt->t, ts);
+}
+
+/* Open a region at @ts: re-open segments, show open frames as inferred. */
+static void
+region_open(struct view *v, struct vthread *vt, uint64_t ts)
+{
+	uint32_t i, k = 0;
+
+	vt->active = 1;
+	vt->rstart = ts;
+	vt->pending = vt->n;
+	for (i = 0; i < vt->n; i++) {
+		uint8_t marker;
+
+		while (k < vt->ns && vt->s[k].base <= i)
+			out_seg_push(v, vt, &vt->s[k++], ts);
+		vt->e[i].start = ts;
+		vt->e[i].f.flags |= FR_INFERRED;
+		vt->e[i].f.flags &= ~(uint32_t)FR_OUTER;
+		vt->e[i].state = initial_state(v, vt, i, &marker);
+		vt->e[i].marker = marker;
+		if (vt->e[i].state == PENDING && vt->pending == vt->n)
+			vt->pending = i;
+	}
+	while (k < vt->ns)
+		out_seg_push(v, vt, &vt->s[k++], ts);
+	settle(v, vt, ts);
+}
+
+/* Close the region at @ts: end what is shown, close segments. */
+static void
+region_close(struct view *v, struct vthread *vt, uint64_t ts)
+{
+	uint32_t i = vt->n, k = vt->ns;
+
+	while (i > 0) {
+		struct ventry *x = &vt->e[--i];
+
+		while (k > 0 && vt->s[k - 1].base > i) {
+			if (vt->s[--k].out)
+				v->out->ops->seg_pop(v->out, vt->t, ts);
+			vt->s[k].out = 0;
+		}
+		if (x->state == SHOWN)
+			v->out->ops->end(v->out, vt->t, ts, &x->f);
+		else if (x->state == PENDING)
+			v->st->filtered++;
+		x->state = HIDDEN;
+	}
+	while (k > 0) {
+		if (vt->s[--k].out)
+			v->out->ops->seg_pop(v->out, vt->t, ts);
+		vt->s[k].out = 0;
+	}
+	vt->pending = vt->n;
+	vt->active = 0;
+}
+
+/* Apply --time at @ts (the thread's latest time). */
+static void
+advance(struct view *v, struct vthread *vt, uint64_t ts)
+{
+	const struct fxt_opts *o = v->o;
+
+	if (ts > vt->now)
+		vt->now = ts;
+	if (!o->have_time)
+		return;
+	if (vt->active && vt->now > o->time_to)
+		region_close(v, vt, o->time_to);
+	if (!vt->active && vt->now >= o->time_from && vt->now <= o->time_to &&
+	    (o->between_start == NULL || vt->between))
+		region_open(v, vt, vt->now > o->time_from &&
+		    vt->ns > 0 ? o->time_from : vt->now);
+}
+
+void
+view_seg_push(struct view *v, const struct sym_thread *t, uint64_t ts)
+{
+	struct vthread *vt = get(v, t);
+	struct vseg *s;
+
+	if (vt == NULL)
+		return;
+	if (grow((void **)&vt->s, &vt->caps, vt->ns + 1, sizeof(*vt->s)) < 0) {
+		v->err = -MT_E_NOMEM;
+		return;
+	}
+	s = &vt->s[vt->ns++];
+	s->base = vt->n;
+	s->create = ts;
+	s->out = 0;
+	advance(v, vt, ts);
+	if (vt->active && !s->out)
+		out_seg_push(v, vt, s, ts < vt->rstart ? vt->rstart : ts);
+}
+
+void
+view_seg_pop(struct view *v, const struct sym_thread *t, uint64_t ts)
+{
+	struct vthread *vt = get(v, t);
+
+	if (vt == NULL || vt->ns == 0)
+		return;
+	advance(v, vt, ts);
+	if (vt->s[vt->ns - 1].out)
+		v->out->ops->seg_pop(v->out, vt->t, ts);
+	vt->ns--;
+}
+
+void
+view_begin(struct view *v, const struct sym_thread *t, uint64_t ts,
+    const struct frame *f)
+{
+	struct vthread *vt = get(v, t);
+	struct ventry *x;
+	uint8_t marker;
+
+	if (vt == NULL)
+		return;
+	advance(v, vt, ts);
+	if (v->n_start && f->name == v->n_start && !vt->between &&
+	    !(f->flags & (FR_OUTER | FR_INLINED))) {
+		vt->between = 1;
+		if (!vt->active && (!v->o->have_time ||
+		    (vt->now >= v->o->time_from && vt->now <= v->o->time_to)))
+			region_open(v, vt, ts);
+	} else if (v->n_stop && f->name == v->n_stop && vt->between &&
+	    !(f->flags & (FR_OUTER | FR_INLINED))) {
+		vt->between = 0;
+		if (vt->active)
+			region_close(v, vt, ts);
+	}
+	if (grow((void **)&vt->e, &vt->cap, vt->n + 1, sizeof(*vt->e)) < 0) {
+		v->err = -MT_E_NOMEM;
+		return;
+	}
+	x = &vt->e[vt->n];
+	x->f = *f;
+	x->start = vt->active && ts < vt->rstart ? vt->rstart : ts;
+	x->state = initial_state(v, vt, vt->n, &marker);
+	x->marker = marker;
+	if (!vt->active)
+		v->st->filtered++;
+	vt->n++;
+	settle(v, vt, vt->now);
+}
+
+void
+view_end(struct view *v, const struct sym_thread *t, uint64_t ts)
+{
+	struct vthread *vt = get(v, t);
+	struct ventry *x;
+
+	if (vt == NULL || vt->n == 0)
+		return;
+	advance(v, vt, ts);
+	settle(v, vt, ts);
+	x = &vt->e[vt->n - 1];
+	if (x->state == SHOWN) {
+		v->out->ops->end(v->out, vt->t, ts,
+		    x->marker ? &(struct frame){ .name = v->n_marker,
+		    .flags = FR_SYNTH } : &x->f);
+	} else if (x->state == PENDING) {
+		/* Shorter than --min-duration: its time stays in the parent. */
+		v->st->dropped++;
+		if (vt->n < 2 || vt->e[vt->n - 2].state != PENDING)
+			v->st->dropped_ns += ts - x->start;
+	}
+	vt->n--;
+	if (vt->pending > vt->n)
+		vt->pending = vt->n;
+}
+
+void
+view_trigger(struct view *v, const struct sym_thread *t, uint64_t ts,
+    uint64_t ip, uint32_t what)
+{
+	struct vthread *vt = get(v, t);
+
+	if (vt == NULL)
+		return;
+	advance(v, vt, ts);
+	settle(v, vt, vt->now);
+	if (vt->active)
+		v->out->ops->trigger(v->out, vt->t, ts, ip, what);
+}
