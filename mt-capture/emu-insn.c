@@ -107,6 +107,83 @@ cet_len(const uint8_t *code, size_t n)
 	return (int)(i + 3);
 }
 
+/* Bytes of a ModRM operand starting at @p (@n bytes left), or 0. */
+static size_t
+modrm_len(const uint8_t *p, size_t n)
+{
+	unsigned mod, rm;
+	size_t len = 1;
+
+	if (n < 1)
+		return 0;
+	mod = p[0] >> 6;
+	rm = p[0] & 7;
+	if (mod == 3)
+		return 1;
+	if (rm == 4) {
+		if (n < 2)
+			return 0;
+		len++;
+		if (mod == 0 && (p[1] & 7) == 5)
+			len += 4;
+	} else if (mod == 0 && rm == 5) {
+		len += 4;	/* RIP-relative */
+	}
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2)
+		len += 4;
+	return len <= n ? len : 0;
+}
+
+/*
+ * Length of a VEX (c4, c5) or EVEX (62) encoded instruction, which
+ * capstone 4 fails on for many AVX-512 and mask-register forms that
+ * glibc's string functions use.  None of them transfers control, so only
+ * the length matters.  Returns 0 when @code is not such an instruction.
+ */
+static size_t
+vex_len(const uint8_t *code, size_t n)
+{
+	size_t i = 0, m;
+	unsigned map, op;
+	int imm;
+
+	while (i < n && (code[i] == 0x67 || code[i] == 0x2e ||
+	    code[i] == 0x36 || code[i] == 0x3e || code[i] == 0x26 ||
+	    code[i] == 0x64 || code[i] == 0x65))
+		i++;
+	if (i + 3 > n)
+		return 0;
+	switch (code[i]) {
+	case 0xc5:
+		map = 1;
+		i += 2;
+		break;
+	case 0xc4:
+		map = code[i + 1] & 0x1f;
+		i += 3;
+		break;
+	case 0x62:
+		map = code[i + 1] & 0x3;
+		i += 4;
+		break;
+	default:
+		return 0;
+	}
+	if (i + 1 > n || map < 1 || map > 3)
+		return 0;
+	op = code[i++];
+	m = modrm_len(code + i, n - i);
+	if (m == 0)
+		return 0;
+	i += m;
+	imm = map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) ||
+	    op == 0xc2 || op == 0xc4 || op == 0xc5 || op == 0xc6));
+	i += imm ? 1 : 0;
+	return i <= n && i <= MAX_INSN ? i : 0;
+}
+
 static int
 classify_with(csh cs, cs_insn *ci, const uint8_t *code, size_t n,
     uint64_t ip, struct mt_emu_insn *out)
@@ -119,6 +196,9 @@ classify_with(csh cs, cs_insn *ci, const uint8_t *code, size_t n,
 	out->ip = ip;
 	if (!cs_disasm_iter(cs, &p, &n, &addr, ci)) {
 		int len = cet_len(code, n);
+
+		if (len == 0)
+			len = (int)vex_len(code, n);
 
 		out->cls = len > 0 ? MT_EMU_I_OTHER : MT_EMU_I_BAD;
 		out->len = len > 0 ? (uint8_t)len : 1;

@@ -325,7 +325,7 @@ ground_truth(const char *path, pid_t tid, struct seq *out)
 
 /* Trace @src, decode every thread, compare with the ground truth. */
 static void
-check_prog(const char *src, size_t want_threads)
+check_prog(const char *src, size_t want_threads, uint64_t want_signals)
 {
 	struct mt_emu_trace_stats st;
 	char bin[512], gtpath[512];
@@ -338,6 +338,9 @@ check_prog(const char *src, size_t want_threads)
 	CHECK(trace_prog(bin, &r, gtpath, &st) == 0);
 	CHECK(r.maps != NULL);
 	CHECK_EQ_U64(r.nt, want_threads);
+	CHECK_EQ_U64(st.threads, want_threads);
+	CHECK_EQ_U64(st.signals, want_signals);
+	CHECK_EQ_U64(st.odd, 0);
 	printf("# %s: %llu insns, %llu steps in %.2f s (%.0f steps/s)\n",
 	    src, (unsigned long long)st.insns, (unsigned long long)st.steps,
 	    st.seconds, st.seconds > 0 ? st.steps / st.seconds : 0.0);
@@ -366,13 +369,13 @@ check_prog(const char *src, size_t want_threads)
 	free(r.maps);
 }
 
-static void emu_recurse(void) { check_prog("recurse.c", 1); }
-static void emu_fnptr(void) { check_prog("fnptr.c", 1); }
-static void emu_switch(void) { check_prog("switch.c", 1); }
-static void emu_longjmp(void) { check_prog("longjmp.c", 1); }
-static void emu_signal(void) { check_prog("signal.c", 1); }
-static void emu_threads(void) { check_prog("threads.c", 2); }
-static void emu_except(void) { check_prog("except.cpp", 1); }
+static void emu_recurse(void) { check_prog("recurse.c", 1, 0); }
+static void emu_fnptr(void) { check_prog("fnptr.c", 1, 0); }
+static void emu_switch(void) { check_prog("switch.c", 1, 0); }
+static void emu_longjmp(void) { check_prog("longjmp.c", 1, 0); }
+static void emu_signal(void) { check_prog("signal.c", 1, 2); }
+static void emu_threads(void) { check_prog("threads.c", 2, 0); }
+static void emu_except(void) { check_prog("except.cpp", 1, 0); }
 
 int
 main(void)
