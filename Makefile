@@ -23,7 +23,7 @@ DESTDIR ?=
 
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wvla -Wformat=2 -Wwrite-strings -Wcast-qual
-MT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Icommon $(CAPSTONE_CFLAGS) \
+MT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -iquote common $(CAPSTONE_CFLAGS) \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread -MMD -MP
 MT_LDLIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz -lxxhash) \
             $(IPT_LIBS) $(CAPSTONE_LIBS) $(IBERTY_LIBS) -pthread -lm
