@@ -156,6 +156,10 @@ struct mt_cap_backend_ops {
 	const char *name;	/* "pt", "emulate": META backend-name */
 	uint32_t snap_backend;	/* MT_SNAP_BK_* written to PTCFG */
 	int reaps_children;	/* the backend waitpid()s the targets */
+	int switch_sideband;	/* 1: context-switch records in the
+				 * sideband (live PT: where a thread's trace
+				 * pauses); 0 for a single-stepping backend,
+				 * which stops the target at every step */
 	/*
 	 * Can this machine record?  Called before any target exists.  On
 	 * failure returns -MT_E_* and puts a one-line, actionable reason in
@@ -201,10 +205,8 @@ struct mt_cap_backend_ops {
 };
 
 extern const struct mt_cap_backend_ops mt_cap_backend_pt;
-/* Defined by the emulate backend (mt-capture/emu*.c).  Weak so the
- * framework links before it lands: a NULL address means "not built". */
-extern const struct mt_cap_backend_ops mt_cap_backend_emulate
-    __attribute__((weak));
+/* Defined by the emulate backend (mt-capture/emu.c). */
+extern const struct mt_cap_backend_ops mt_cap_backend_emulate;
 
 /* ---- Framework services for backends (capture.c) ---- */
 
@@ -249,6 +251,15 @@ int mt_cap_poll(struct mt_cap *c, int timeout_ms);
  * (then ops->run should return MT_CAP_EV_EXIT), else 0.
  */
 int mt_cap_note_exit(struct mt_cap *c, pid_t pid, int status);
+
+/*
+ * A target process is about to exit (the emulate backend's
+ * PTRACE_EVENT_EXIT stop of its main thread): the framework reads its
+ * maps, threads and vDSO now, while they still exist, for the snapshot
+ * written after the exit.  Optional: without it the snapshot uses what
+ * was read when recording started, plus the sideband's MMAP2 records.
+ */
+void mt_cap_note_exiting(struct mt_cap *c, pid_t pid);
 
 /*
  * Replace trigger int3 bytes in @buf, a copy of @len bytes of @pid's

@@ -1,0 +1,1320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The capture framework: the run/attach lifecycle of backend.h, shared by
+ * the live PT and the emulate backends.  It starts or finds the targets,
+ * opens the sideband event and the uprobe triggers, drives the backend,
+ * and writes each snapshot (snap.h) atomically.  It is the body of the run
+ * and attach commands, so it reports progress and errors on stderr.
+ *
+ * Lifecycle guarantees: every path out of mt_cap_main goes through
+ * cleanup(), which calls ops->detach (targets left running, untraced),
+ * closes every event and, in run mode, never leaves the child gated.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "err.h"
+#include "sideband.h"
+#include "snap.h"
+#include "backend.h"
+#include "proc.h"
+#include "ptattr.h"
+#include "sbevent.h"
+#include "sysfs.h"
+#include "trigger.h"
+
+#define MT_VERSION_STR	"0.1"
+#define SB_DATA_PAGES	128		/* 512 KiB sideband ring per CPU */
+#define MAX_BUNDLE	(512ull << 20)	/* bigger ELF files are not bundled */
+#define MAX_FDS		1024
+
+struct fixsite {
+	pid_t pid;
+	uint64_t addr;		/* run-time address of the int3 */
+	uint8_t orig;
+};
+
+struct mt_cap {
+	const struct mt_cap_opts *o;
+	const struct mt_cap_backend_ops *ops;
+	void *priv;
+	struct mt_snap_ptcfg ptcfg;
+	struct mt_snap_timeconv timeconv;
+	uint32_t max_nonturbo_ratio;
+	char exe[PATH_MAX];	/* run: the program; attach: first target's */
+
+	pid_t targets[MT_CAP_MAX_PIDS];
+	int alive[MT_CAP_MAX_PIDS];
+	int pidfd[MT_CAP_MAX_PIDS];
+	struct mt_snap *desc[MT_CAP_MAX_PIDS];	/* last description read */
+	size_t ntargets, nalive;
+	pid_t child;		/* run: the child, else 0 */
+	int gate_w;		/* run: write 'g' to let the child exec */
+	int exec_r;		/* run: EOF once exec succeeded, else errno */
+	int child_status;	/* run: waitpid status when reaped */
+	int child_reaped;
+
+	struct mt_cap_buf **bufs;
+	size_t nbufs, capbufs;
+
+	struct mt_sbev *sb;
+	struct mt_trig *trig;
+	struct mt_trig_site sites[MT_CAP_MAX_TRIGGERS];
+	size_t nsites;
+	struct mt_cap_hit *hits;
+	size_t nhits, caphits, hits_seen;
+
+	struct fixsite *fix;
+	size_t nfix;
+	uint64_t fix_sb_len;	/* sideband bytes when fix was computed */
+	int fix_valid;
+
+	struct timespec deadline;
+	int has_deadline;
+	unsigned nsnapshots;
+	int detached;
+};
+
+/* Signal state: the handler may only touch these. */
+static volatile sig_atomic_t g_signal;	/* first SIGINT/TERM/HUP */
+static volatile sig_atomic_t g_nsignals;
+static int g_wake_w = -1;		/* self-pipe, write end */
+static int g_wake_r = -1;
+
+static void
+on_signal(int signo)
+{
+	int e = errno;
+
+	if (signo != SIGCHLD) {
+		if (g_signal == 0)
+			g_signal = signo;
+		g_nsignals++;
+	}
+	if (g_wake_w >= 0)
+		(void)!write(g_wake_w, "x", 1);
+	errno = e;
+}
+
+static int
+install_signals(void)
+{
+	struct sigaction sa;
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -1;
+	g_wake_r = p[0];
+	g_wake_w = p[1];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+/* ---- accessors for backends ---- */
+
+const struct mt_cap_opts *
+mt_cap_opts(const struct mt_cap *c)
+{
+	return c->o;
+}
+
+const struct mt_snap_ptcfg *
+mt_cap_ptcfg(const struct mt_cap *c)
+{
+	return &c->ptcfg;
+}
+
+const struct mt_snap_timeconv *
+mt_cap_timeconv(const struct mt_cap *c)
+{
+	return &c->timeconv;
+}
+
+void
+mt_cap_set_priv(struct mt_cap *c, void *priv)
+{
+	c->priv = priv;
+}
+
+void *
+mt_cap_priv(const struct mt_cap *c)
+{
+	return c->priv;
+}
+
+size_t
+mt_cap_ntargets(const struct mt_cap *c)
+{
+	return c->ntargets;
+}
+
+pid_t
+mt_cap_target(const struct mt_cap *c, size_t i)
+{
+	return i < c->ntargets ? c->targets[i] : -1;
+}
+
+size_t
+mt_cap_nbufs(const struct mt_cap *c)
+{
+	return c->nbufs;
+}
+
+struct mt_cap_buf *
+mt_cap_buf(struct mt_cap *c, size_t i)
+{
+	return i < c->nbufs ? c->bufs[i] : NULL;
+}
+
+struct mt_cap_buf *
+mt_cap_buf_find(struct mt_cap *c, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < c->nbufs; i++)
+		if (c->bufs[i]->tid == tid)
+			return c->bufs[i];
+	return NULL;
+}
+
+int
+mt_cap_buf_add(struct mt_cap *c, pid_t pid, pid_t tid, int cpu,
+    struct mt_cap_buf **out)
+{
+	struct mt_cap_buf *b;
+	char msg[512];
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (c->nbufs == c->capbufs) {
+		size_t n = c->capbufs ? c->capbufs * 2 : 16;
+		struct mt_cap_buf **nb = realloc(c->bufs, n * sizeof(*nb));
+
+		if (nb == NULL)
+			return -MT_E_NOMEM;
+		c->bufs = nb;
+		c->capbufs = n;
+	}
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return -MT_E_NOMEM;
+	b->pid = pid;
+	b->tid = tid;
+	b->cpu = cpu;
+	mt_ring_wrap_init(&b->wrap);
+	msg[0] = '\0';
+	rc = c->ops->buf_open(c, b, msg, sizeof(msg));
+	if (rc < 0) {
+		if (msg[0] != '\0')
+			warnx("%s", msg);
+		free(b);
+		return rc;
+	}
+	c->bufs[c->nbufs++] = b;
+	if (out != NULL)
+		*out = b;
+	return 0;
+}
+
+static int
+target_index(const struct mt_cap *c, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < c->ntargets; i++)
+		if (c->targets[i] == pid)
+			return (int)i;
+	return -1;
+}
+
+int
+mt_cap_note_exit(struct mt_cap *c, pid_t pid, int status)
+{
+	int i = target_index(c, pid);
+
+	if (pid == c->child && !c->child_reaped) {
+		c->child_reaped = 1;
+		c->child_status = status;
+	}
+	if (i >= 0 && c->alive[i]) {
+		c->alive[i] = 0;
+		c->nalive--;
+	}
+	return c->nalive == 0;
+}
+
+static void
+describe(struct mt_cap *c, size_t i)
+{
+	struct mt_snap *s = calloc(1, sizeof(*s));
+	size_t skipped = 0;
+
+	if (s == NULL)
+		return;
+	mt_snap_init(s);
+	if (mt_proc_describe(s, c->targets[i], c->o->all_threads,
+	    c->o->bundle, MAX_BUNDLE, &skipped) < 0 || s->nmmaps == 0) {
+		/* Gone, or a zombie without maps: keep the older one. */
+		mt_snap_release(s);
+		free(s);
+		return;
+	}
+	if (c->desc[i] != NULL) {
+		mt_snap_release(c->desc[i]);
+		free(c->desc[i]);
+	}
+	c->desc[i] = s;
+}
+
+void
+mt_cap_note_exiting(struct mt_cap *c, pid_t pid)
+{
+	int i = target_index(c, pid);
+
+	if (i >= 0)
+		describe(c, (size_t)i);
+}
+
+/* ---- trigger int3 bytes ---- */
+
+static uint64_t
+sb_total(const struct mt_cap *c)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; c->sb != NULL && i < mt_sbev_nrings(c->sb); i++)
+		n += mt_sbev_data(c->sb, i, NULL)->len;
+	return n;
+}
+
+static void
+fix_refresh(struct mt_cap *c)
+{
+	size_t t, s;
+
+	free(c->fix);
+	c->fix = NULL;
+	c->nfix = 0;
+	c->fix_valid = 1;
+	c->fix_sb_len = sb_total(c);
+	for (t = 0; t < c->ntargets; t++) {
+		char path[64], line[1024];
+		FILE *fp;
+		struct mt_proc_map m;
+
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)c->targets[t]);
+		fp = fopen(path, "re");
+		if (fp == NULL)
+			continue;
+		while (fgets(line, sizeof(line), fp) != NULL) {
+			if (mt_proc_parse_maps_line(line, &m) < 0)
+				continue;
+			for (s = 0; s < c->nsites; s++) {
+				const struct mt_trig_site *st = &c->sites[s];
+				struct fixsite *nf;
+
+				if (strcmp(st->path, m.path) != 0 ||
+				    st->offset < m.pgoff ||
+				    st->offset - m.pgoff >= m.end - m.start)
+					continue;
+				nf = realloc(c->fix, (c->nfix + 1) *
+				    sizeof(*nf));
+				if (nf == NULL)
+					break;
+				c->fix = nf;
+				nf[c->nfix].pid = c->targets[t];
+				nf[c->nfix].addr = m.start + st->offset - m.pgoff;
+				nf[c->nfix].orig = st->orig;
+				c->nfix++;
+			}
+		}
+		fclose(fp);
+	}
+}
+
+/* The process a thread belongs to (Tgid in /proc/TID/status). */
+static pid_t
+tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	FILE *fp;
+	pid_t tgid = tid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fp = fopen(path, "re");
+	if (fp == NULL)
+		return tid;
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strncmp(line, "Tgid:", 5) == 0) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(fp);
+	return tgid;
+}
+
+void
+mt_cap_fix_code(const struct mt_cap *cc, pid_t pid, uint64_t addr,
+    uint8_t *buf, size_t len)
+{
+	struct mt_cap *c = (struct mt_cap *)(uintptr_t)cc;
+	size_t i;
+
+	if (c->nsites == 0 || memchr(buf, 0xcc, len) == NULL)
+		return;
+	/* New mappings arrive as sideband records: recompute then. */
+	if (!c->fix_valid || sb_total(c) != c->fix_sb_len)
+		fix_refresh(c);
+	if (target_index(c, pid) < 0)
+		pid = tgid_of(pid);
+	for (i = 0; i < c->nfix; i++) {
+		const struct fixsite *f = &c->fix[i];
+
+		if (f->pid == pid && f->addr >= addr && f->addr - addr < len &&
+		    buf[f->addr - addr] == 0xcc)
+			buf[f->addr - addr] = f->orig;
+	}
+}
+
+/* ---- polling ---- */
+
+static int
+ms_until(const struct timespec *t)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(t->tv_sec - now.tv_sec) * 1000 +
+	    (t->tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static int
+add_hit(struct mt_cap *c, const struct mt_trig_hit *h)
+{
+	if (c->nhits == c->caphits) {
+		size_t n = c->caphits ? c->caphits * 2 : 16;
+		struct mt_cap_hit *nh = realloc(c->hits, n * sizeof(*nh));
+
+		if (nh == NULL)
+			return -MT_E_NOMEM;
+		c->hits = nh;
+		c->caphits = n;
+	}
+	c->hits[c->nhits].time = h->time;
+	c->hits[c->nhits].pid = (pid_t)h->pid;
+	c->hits[c->nhits].tid = (pid_t)h->tid;
+	c->hits[c->nhits].ip = h->ip;
+	c->hits[c->nhits].trigger = h->trigger;
+	c->hits[c->nhits].snapshot = -1;
+	c->nhits++;
+	return 0;
+}
+
+/* Notice exits ourselves (backends that do not reap). */
+static void
+check_exits(struct mt_cap *c)
+{
+	size_t i;
+	int st;
+
+	if (c->ops->reaps_children)
+		return;
+	if (c->child > 0 && !c->child_reaped) {
+		pid_t r = waitpid(c->child, &st, WNOHANG);
+
+		if (r == c->child || (r < 0 && errno == ECHILD))
+			mt_cap_note_exit(c, c->child, r == c->child ? st : 0);
+	}
+	for (i = 0; i < c->ntargets; i++) {
+		struct pollfd p = { .fd = c->pidfd[i], .events = POLLIN };
+
+		if (c->alive[i] && c->pidfd[i] >= 0 && poll(&p, 1, 0) == 1)
+			mt_cap_note_exit(c, c->targets[i], 0);
+		else if (c->alive[i] && c->pidfd[i] < 0 && c->child == 0 &&
+		    kill(c->targets[i], 0) < 0 && errno == ESRCH)
+			mt_cap_note_exit(c, c->targets[i], 0);
+	}
+}
+
+int
+mt_cap_poll(struct mt_cap *c, int timeout_ms)
+{
+	struct pollfd pfd[MAX_FDS];
+	int fds[MAX_FDS];
+	struct mt_trig_hit hits[64];
+	size_t n = 0, k, i, nh;
+	char junk[64];
+	int rc;
+
+	if (g_signal != 0)
+		return MT_CAP_EV_SIGNAL;
+	if (timeout_ms != 0) {
+		/* Wake at least every 100 ms to drain the sideband. */
+		if (timeout_ms < 0 || timeout_ms > 100)
+			timeout_ms = 100;
+		if (c->has_deadline && ms_until(&c->deadline) < timeout_ms)
+			timeout_ms = ms_until(&c->deadline);
+		pfd[n].fd = g_wake_r;
+		pfd[n++].events = POLLIN;
+		k = mt_trig_fds(c->trig, fds, MAX_FDS - n - MT_CAP_MAX_PIDS);
+		for (i = 0; i < k; i++) {
+			pfd[n].fd = fds[i];
+			pfd[n++].events = POLLIN;
+		}
+		for (i = 0; i < c->ntargets; i++)
+			if (c->alive[i] && c->pidfd[i] >= 0 &&
+			    !c->ops->reaps_children) {
+				pfd[n].fd = c->pidfd[i];
+				pfd[n++].events = POLLIN;
+			}
+		if (poll(pfd, n, timeout_ms) < 0 && errno != EINTR)
+			return -MT_E_SYS;
+		while (read(g_wake_r, junk, sizeof(junk)) > 0)
+			;
+	}
+	if (g_signal != 0)
+		return MT_CAP_EV_SIGNAL;
+	if (c->sb != NULL && (rc = mt_sbev_drain(c->sb)) < 0)
+		return rc;
+	nh = mt_trig_read(c->trig, c->targets, c->ntargets, hits, 64);
+	for (i = 0; i < nh; i++)
+		if ((rc = add_hit(c, &hits[i])) < 0)
+			return rc;
+	if (c->nhits > c->hits_seen)
+		return MT_CAP_EV_TRIGGER;
+	if (c->has_deadline && ms_until(&c->deadline) == 0)
+		return MT_CAP_EV_DURATION;
+	check_exits(c);
+	if (c->nalive == 0)
+		return MT_CAP_EV_EXIT;
+	return MT_CAP_EV_NONE;
+}
+
+/* ---- targets ---- */
+
+/* The program execvp would run for @name. */
+static int
+find_program(const char *name, char *out)
+{
+	const char *path = getenv("PATH"), *d;
+	char cand[PATH_MAX];
+
+	if (strchr(name, '/') != NULL)
+		return realpath(name, out) != NULL ? 0 : -1;
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (d = path; *d != '\0';) {
+		size_t k = strcspn(d, ":");
+
+		if (k > 0 && k + strlen(name) + 2 < sizeof(cand)) {
+			memcpy(cand, d, k);
+			cand[k] = '/';
+			strcpy(cand + k + 1, name);
+			if (access(cand, X_OK) == 0 &&
+			    realpath(cand, out) != NULL)
+				return 0;
+		}
+		d += k;
+		if (*d == ':')
+			d++;
+	}
+	return -1;
+}
+
+static int
+spawn(struct mt_cap *c)
+{
+	int gate[2], ex[2];
+	pid_t pid;
+
+	if (pipe2(gate, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(ex, O_CLOEXEC) < 0) {
+		close(gate[0]);
+		close(gate[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		close(gate[0]);
+		close(gate[1]);
+		close(ex[0]);
+		close(ex[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char b = 0;
+		int e;
+
+		close(gate[1]);
+		close(ex[0]);
+		/* Wait until the events are open; EOF: we died, give up. */
+		if (read(gate[0], &b, 1) != 1 || b != 'g')
+			_exit(127);
+		execvp(c->o->argv[0], c->o->argv);
+		e = errno;
+		(void)!write(ex[1], &e, sizeof(e));
+		_exit(127);
+	}
+	close(gate[0]);
+	close(ex[1]);
+	c->child = pid;
+	c->gate_w = gate[1];
+	c->exec_r = ex[0];
+	return 0;
+}
+
+/* Open the gate; returns 0 once the child exec'd, else its errno. */
+static int
+open_gate(struct mt_cap *c)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (c->gate_w < 0)
+		return 0;
+	(void)!write(c->gate_w, "g", 1);
+	close(c->gate_w);
+	c->gate_w = -1;
+	do
+		n = read(c->exec_r, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(c->exec_r);
+	c->exec_r = -1;
+	return n == (ssize_t)sizeof(e) ? e : 0;
+}
+
+/* ---- snapshots ---- */
+
+static void
+copy_desc(struct mt_snap *s, const struct mt_snap *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nprocs; i++)
+		(void)mt_snap_add_process(s, &d->procs[i]);
+	for (i = 0; i < d->nthreads; i++)
+		(void)mt_snap_add_thread(s, &d->threads[i]);
+	for (i = 0; i < d->nmmaps; i++)
+		(void)mt_snap_add_mmap(s, &d->mmaps[i]);
+	for (i = 0; i < d->ntexts; i++)
+		(void)mt_snap_add_text(s, &d->texts[i]);
+	for (i = 0; i < d->nblobs; i++)
+		(void)mt_snap_add_blob(s, &d->blobs[i]);
+	for (i = 0; i < d->nelfs; i++) {
+		size_t j;
+
+		for (j = 0; j < s->nelfs; j++)
+			if (s->elfs[j].build_id_len == d->elfs[i].build_id_len &&
+			    memcmp(s->elfs[j].build_id, d->elfs[i].build_id,
+			    d->elfs[i].build_id_len) == 0)
+				break;
+		if (j == s->nelfs)
+			(void)mt_snap_add_elf(s, &d->elfs[i]);
+	}
+}
+
+/* Bundle files mapped later (dlopen) from the sideband's MMAP2 records. */
+static void
+bundle_from_sideband(struct mt_cap *c, struct mt_snap *s)
+{
+	size_t r, j;
+
+	for (r = 0; r < mt_sbev_nrings(c->sb); r++) {
+		const struct mt_wbuf *w = mt_sbev_data(c->sb, r, NULL);
+		struct mt_sb_reader rd;
+		struct mt_sb_rec rec;
+
+		mt_sb_reader_init(&rd, w->p, w->len,
+		    mt_sbev_sample_type(c->sb), 1, 0);
+		while (mt_sb_next(&rd, &rec) == 0) {
+			const struct mt_sb_mmap *m = &rec.u.mmap;
+			struct mt_snap_elf e;
+			struct stat st;
+			uint8_t *data;
+			ssize_t got;
+			int fd;
+
+			if (rec.type != MT_SB_MMAP2 ||
+			    !(rec.misc & MT_SB_MISC_MMAP_BUILD_ID) ||
+			    m->build_id_len == 0 || !(m->prot & 4) ||
+			    target_index(c, (pid_t)m->pid) < 0)
+				continue;
+			for (j = 0; j < s->nelfs; j++)
+				if (s->elfs[j].build_id_len >= m->build_id_len &&
+				    memcmp(s->elfs[j].build_id, m->build_id,
+				    m->build_id_len) == 0)
+					break;
+			if (j < s->nelfs)
+				continue;
+			fd = open(m->filename, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (fstat(fd, &st) < 0 ||
+			    (uint64_t)st.st_size > MAX_BUNDLE ||
+			    (data = malloc((size_t)st.st_size + 1)) == NULL) {
+				close(fd);
+				continue;
+			}
+			got = pread(fd, data, (size_t)st.st_size, 0);
+			close(fd);
+			if (got == (ssize_t)st.st_size) {
+				memset(&e, 0, sizeof(e));
+				e.build_id_len = m->build_id_len;
+				memcpy(e.build_id, m->build_id,
+				    m->build_id_len);
+				e.path = (char *)(uintptr_t)m->filename;
+				e.len = (uint64_t)got;
+				e.data = data;
+				(void)mt_snap_add_elf(s, &e);
+			}
+			free(data);
+		}
+	}
+}
+
+/* FILE, FILE-1.snap / FILE.1 for later snapshots. */
+static void
+snapshot_path(const char *out, unsigned index, char *buf, size_t sz)
+{
+	const char *dot;
+	size_t n = strlen(out);
+
+	if (index == 0) {
+		snprintf(buf, sz, "%s", out);
+		return;
+	}
+	dot = strrchr(out, '.');
+	if (dot != NULL && strchr(dot, '/') == NULL && dot != out)
+		snprintf(buf, sz, "%.*s-%u%s", (int)(dot - out), out, index,
+		    dot);
+	else
+		snprintf(buf, sz, "%.*s.%u", (int)n, out, index);
+}
+
+/* Write @s to @path atomically (temp file + rename), mode 0600. */
+static int
+write_atomic(const struct mt_snap *s, const char *path)
+{
+	char *tmp = NULL;
+	const char *slash = strrchr(path, '/');
+	int fd, rc, e, n;
+
+	if (strcmp(path, "-") == 0) {
+		rc = mt_snap_write_fd(s, STDOUT_FILENO);
+		if (rc < 0)
+			warnx("cannot write the snapshot to stdout: %s",
+			    rc == -MT_E_IO ? strerror(errno) : mt_strerror(rc));
+		return rc;
+	}
+	if (slash != NULL)
+		n = asprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path),
+		    path, slash + 1);
+	else
+		n = asprintf(&tmp, ".%s.XXXXXX", path);
+	if (n < 0)
+		return -MT_E_NOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		warn("cannot create a temporary file for '%s'", path);
+		free(tmp);
+		return -MT_E_IO;
+	}
+	(void)fchmod(fd, 0600);
+	rc = mt_snap_write_fd(s, fd);
+	e = errno;
+	if (rc == 0 && fsync(fd) < 0) {
+		rc = -MT_E_IO;
+		e = errno;
+	}
+	if (close(fd) < 0 && rc == 0) {
+		rc = -MT_E_IO;
+		e = errno;
+	}
+	if (rc == 0 && rename(tmp, path) < 0) {
+		rc = -MT_E_IO;
+		e = errno;
+	}
+	if (rc < 0) {
+		unlink(tmp);
+		warnx("cannot write snapshot '%s': %s; nothing was left under "
+		    "that name", path, rc == -MT_E_IO ? strerror(e) :
+		    mt_strerror(rc));
+	}
+	free(tmp);
+	return rc;
+}
+
+static const char *
+reason_name(int ev)
+{
+	switch (ev) {
+	case MT_CAP_EV_TRIGGER:
+		return "trigger";
+	case MT_CAP_EV_DURATION:
+		return "duration";
+	case MT_CAP_EV_EXIT:
+		return "exit";
+	case MT_CAP_EV_SIGNAL:
+		return g_signal == SIGINT ? "sigint" : g_signal == SIGTERM ?
+		    "sigterm" : "sighup";
+	default:
+		return "unknown";
+	}
+}
+
+static int
+take_snapshot(struct mt_cap *c, int ev)
+{
+	struct mt_snap s;
+	struct mt_snap_host h;
+	char path[PATH_MAX + 32], num[32], when[64];
+	uint64_t ptbytes = 0;
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t i;
+	int rc;
+
+	rc = c->ops->stop(c);
+	if (rc < 0) {
+		warnx("cannot stop recording: %s", mt_strerror(rc));
+		return rc;
+	}
+	if (c->sb != NULL)
+		(void)mt_sbev_drain(c->sb);
+	mt_snap_init(&s);
+	snprintf(num, sizeof(num), "%u", c->nsnapshots);
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	(void)mt_snap_add_meta(&s, "mt-version", MT_VERSION_STR);
+	(void)mt_snap_add_meta(&s, "reason", reason_name(ev));
+	(void)mt_snap_add_meta(&s, "backend-name", c->ops->name);
+	(void)mt_snap_add_meta(&s, "time", when);
+	(void)mt_snap_add_meta(&s, "snapshot-index", num);
+	for (i = 0; i < c->o->ntriggers; i++)
+		(void)mt_snap_add_meta(&s, "trigger", c->o->triggers[i]);
+	mt_proc_host(&h, c->max_nonturbo_ratio);
+	(void)mt_snap_set_host(&s, &h);
+	free(h.kernel);
+	free(h.hostname);
+	s.has_host = 1;
+	s.ptcfg = c->ptcfg;
+	s.has_ptcfg = 1;
+	if (c->sb != NULL)
+		(void)mt_sbev_timeconv(c->sb, &c->timeconv);
+	s.timeconv = c->timeconv;
+	s.has_timeconv = 1;
+	for (i = 0; i < c->ntargets; i++) {
+		if (c->alive[i])
+			describe(c, i);
+		if (c->desc[i] != NULL)
+			copy_desc(&s, c->desc[i]);
+	}
+	if (c->sb != NULL && c->o->bundle)
+		bundle_from_sideband(c, &s);
+	for (i = 0; c->sb != NULL && i < mt_sbev_nrings(c->sb); i++) {
+		struct mt_snap_sideband sb;
+		const struct mt_wbuf *w;
+		int cpu;
+
+		w = mt_sbev_data(c->sb, i, &cpu);
+		memset(&sb, 0, sizeof(sb));
+		sb.cpu = (uint32_t)cpu;
+		sb.tid = MT_SNAP_NONE;
+		sb.sample_type = mt_sbev_sample_type(c->sb);
+		sb.len = w->len;
+		sb.data = w->p;
+		(void)mt_snap_add_sideband(&s, &sb);
+	}
+	for (i = 0; i < c->nhits; i++) {
+		struct mt_snap_trigger t;
+		struct mt_cap_hit *hh = &c->hits[i];
+
+		if (i >= c->hits_seen && hh->snapshot < 0)
+			hh->snapshot = (int)c->nsnapshots;
+		memset(&t, 0, sizeof(t));
+		t.time = hh->time;
+		t.pid = (uint32_t)hh->pid;
+		t.tid = (uint32_t)hh->tid;
+		t.ip = hh->ip;
+		t.index = hh->snapshot < 0 ? MT_SNAP_NONE :
+		    (uint32_t)hh->snapshot;
+		t.what = (char *)(uintptr_t)c->o->triggers[hh->trigger];
+		(void)mt_snap_add_trigger(&s, &t);
+	}
+	c->hits_seen = c->nhits;
+	for (i = 0; i < c->nbufs; i++) {
+		struct mt_cap_buf *b = c->bufs[i];
+		struct mt_snap_aux a;
+
+		if (b->ring.base == NULL)
+			continue;
+		memset(&a, 0, sizeof(a));
+		rc = mt_ring_extract(b->ring.base, b->ring.size, b->ring.head,
+		    &b->wrap, &a);
+		if (rc < 0) {
+			warnx("cannot extract ring of thread %d: %s",
+			    (int)b->tid, mt_strerror(rc));
+			continue;
+		}
+		a.tid = b->tid >= 0 ? (uint32_t)b->tid : MT_SNAP_NONE;
+		a.cpu = b->cpu >= 0 ? (uint32_t)b->cpu : MT_SNAP_NONE;
+		a.index = c->nsnapshots;
+		ptbytes += a.len;
+		rc = mt_snap_add_aux(&s, &a);
+		free(a.data);
+		if (rc < 0)
+			break;
+	}
+	if (rc == 0 && c->ops->annotate != NULL)
+		rc = c->ops->annotate(c, &s);
+	if (rc < 0) {
+		warnx("cannot assemble the snapshot: %s", mt_strerror(rc));
+		mt_snap_release(&s);
+		return rc;
+	}
+	snapshot_path(c->o->output, c->nsnapshots, path, sizeof(path));
+	rc = write_atomic(&s, path);
+	mt_snap_release(&s);
+	if (rc < 0)
+		return rc;
+	if (!c->o->quiet)
+		fprintf(stderr, "mt-capture: wrote snapshot %u (%s): '%s', "
+		    "%llu bytes of trace in %zu buffer%s\n", c->nsnapshots,
+		    reason_name(ev), path, (unsigned long long)ptbytes,
+		    c->nbufs, c->nbufs == 1 ? "" : "s");
+	c->nsnapshots++;
+	return 0;
+}
+
+/* ---- lifecycle ---- */
+
+static void
+cleanup(struct mt_cap *c)
+{
+	size_t i;
+
+	if (c->ops != NULL && !c->detached) {
+		c->ops->detach(c);
+		c->detached = 1;
+	}
+	if (c->gate_w >= 0) {
+		/* The child never exec'd: EOF at the gate makes it exit. */
+		close(c->gate_w);
+		c->gate_w = -1;
+	}
+	if (c->exec_r >= 0) {
+		close(c->exec_r);
+		c->exec_r = -1;
+	}
+	mt_trig_free(c->trig);
+	c->trig = NULL;
+	mt_sbev_free(c->sb);
+	c->sb = NULL;
+	if (c->ops != NULL && c->ops->close != NULL)
+		c->ops->close(c);
+	c->ops = NULL;
+	for (i = 0; i < c->nbufs; i++) {
+		mt_ring_release(&c->bufs[i]->ring);
+		free(c->bufs[i]);
+	}
+	free(c->bufs);
+	c->bufs = NULL;
+	c->nbufs = 0;
+	for (i = 0; i < c->ntargets; i++) {
+		if (c->pidfd[i] >= 0)
+			close(c->pidfd[i]);
+		c->pidfd[i] = -1;
+		if (c->desc[i] != NULL) {
+			mt_snap_release(c->desc[i]);
+			free(c->desc[i]);
+			c->desc[i] = NULL;
+		}
+	}
+	free(c->hits);
+	c->hits = NULL;
+	free(c->fix);
+	c->fix = NULL;
+}
+
+/*
+ * run mode, after the last snapshot: the child is ours.  After a
+ * signal it gets the same signal; after --duration SIGTERM; otherwise
+ * it runs to its end.  A second Ctrl+C (or 5 s after a forwarded
+ * signal) kills it.
+ */
+static void
+finish_child(struct mt_cap *c, int ev)
+{
+	int st, waited = 0, sent_kill = 0;
+	sig_atomic_t seen = g_nsignals;
+	char junk[64];
+
+	if (c->child <= 0 || c->child_reaped)
+		return;
+	if (ev == MT_CAP_EV_SIGNAL)
+		kill(c->child, g_signal);
+	else if (ev == MT_CAP_EV_DURATION)
+		kill(c->child, SIGTERM);
+	for (;;) {
+		struct pollfd p = { .fd = g_wake_r, .events = POLLIN };
+		pid_t r = waitpid(c->child, &st, WNOHANG);
+
+		if (r == c->child || (r < 0 && errno != EINTR))
+			break;
+		if (!sent_kill && (g_nsignals != seen || (ev !=
+		    MT_CAP_EV_TRIGGER && ev != MT_CAP_EV_EXIT &&
+		    waited >= 5000))) {
+			kill(c->child, SIGKILL);
+			sent_kill = 1;
+		}
+		(void)poll(&p, 1, 100);
+		while (read(g_wake_r, junk, sizeof(junk)) > 0)
+			;
+		waited += 100;
+	}
+	c->child_reaped = 1;
+}
+
+static const struct mt_cap_backend_ops *
+choose_backend(const struct mt_cap_opts *o, int *why_auto)
+{
+	int has_pt = mt_pmu_exists(o->sysfs_root, "intel_pt");
+
+	*why_auto = o->backend == MT_CAP_BK_AUTO;
+	if (o->backend == MT_CAP_BK_PT ||
+	    (o->backend == MT_CAP_BK_AUTO && has_pt))
+		return &mt_cap_backend_pt;
+	return &mt_cap_backend_emulate;
+}
+
+static int
+setup_ptcfg(struct mt_cap *c, const struct mt_pmu *pmu)
+{
+	char warn[256], msg[256];
+	uint64_t v;
+	int rc;
+
+	memset(&c->ptcfg, 0, sizeof(c->ptcfg));
+	c->ptcfg.backend = c->ops->snap_backend;
+	c->ptcfg.pmu_type = pmu->canonical ? 0 : pmu->type;
+	c->ptcfg.user = 1;
+	c->ptcfg.kernel = c->o->kernel ? 1 : 0;
+	c->ptcfg.per_cpu = c->ops == &mt_cap_backend_pt && c->o->all_threads;
+	rc = mt_ptattr_config(pmu, c->o->timing, &c->o->terms,
+	    &c->ptcfg.config, warn, sizeof(warn), msg, sizeof(msg));
+	if (rc < 0) {
+		warnx("--timing: %s", msg);
+		return rc;
+	}
+	if (warn[0] != '\0')
+		warnx("%s", warn);
+	if (!pmu->canonical && mt_pmu_cap(pmu, "max_nonturbo_ratio", &v) == 0)
+		c->max_nonturbo_ratio = (uint32_t)v;
+	return 0;
+}
+
+static int
+setup_targets(struct mt_cap *c)
+{
+	size_t i;
+
+	for (i = 0; i < MT_CAP_MAX_PIDS; i++)
+		c->pidfd[i] = -1;
+	if (!c->o->attach) {
+		if (find_program(c->o->argv[0], c->exe) < 0) {
+			warnx("cannot find program '%s'", c->o->argv[0]);
+			return -1;
+		}
+		if (spawn(c) < 0) {
+			warn("cannot start '%s'", c->o->argv[0]);
+			return -1;
+		}
+		c->targets[0] = c->child;
+		c->alive[0] = 1;
+		c->ntargets = c->nalive = 1;
+		return 0;
+	}
+	for (i = 0; i < c->o->npids; i++) {
+		pid_t p = c->o->pids[i];
+		char path[64];
+
+		if (kill(p, 0) < 0 && errno == ESRCH) {
+			warnx("no process %d", (int)p);
+			return -1;
+		}
+		c->targets[i] = p;
+		c->alive[i] = 1;
+		c->pidfd[i] = (int)syscall(SYS_pidfd_open, p, 0);
+		if (i == 0) {
+			snprintf(path, sizeof(path), "/proc/%d/exe", (int)p);
+			if (realpath(path, c->exe) == NULL) {
+				warn("cannot read '%s'", path);
+				return -1;
+			}
+		}
+	}
+	c->ntargets = c->nalive = c->o->npids;
+	return 0;
+}
+
+static int
+setup_triggers(struct mt_cap *c)
+{
+	char msg[PATH_MAX + 256];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < c->o->ntriggers; i++) {
+		rc = mt_trig_resolve(c->o->triggers[i],
+		    c->o->attach ? c->targets[0] : 0, c->exe, &c->sites[i],
+		    msg, sizeof(msg));
+		if (rc < 0) {
+			warnx("--trigger '%s': %s", c->o->triggers[i], msg);
+			return rc;
+		}
+		if (!c->o->quiet)
+			fprintf(stderr, "mt-capture: trigger '%s' is %s\n",
+			    c->o->triggers[i], c->sites[i].desc);
+	}
+	c->nsites = c->o->ntriggers;
+	if (c->nsites == 0)
+		return 0;
+	rc = mt_trig_open(&c->trig, c->sites, c->nsites, c->o->sysfs_root,
+	    msg, sizeof(msg));
+	if (rc < 0)
+		warnx("%s", msg);
+	return rc;
+}
+
+static int
+setup_sideband(struct mt_cap *c)
+{
+	pid_t tids[4096];
+	size_t n = 0, i;
+	char msg[512];
+	int k, rc;
+
+	for (i = 0; i < c->ntargets && n < 4096; i++) {
+		k = c->o->attach ? mt_proc_threads(c->targets[i], tids + n,
+		    4096 - n) : 0;
+		if (k <= 0) {
+			tids[n] = c->targets[i];
+			k = 1;
+		}
+		n += (size_t)k;
+	}
+	rc = mt_sbev_open(&c->sb, tids, n, SB_DATA_PAGES, c->o->kernel,
+	    c->ops->switch_sideband, msg, sizeof(msg));
+	if (rc < 0) {
+		warnx("%s", msg);
+		return rc;
+	}
+	(void)mt_sbev_timeconv(c->sb, &c->timeconv);
+	return 0;
+}
+
+static int
+setup_buffers(struct mt_cap *c)
+{
+	pid_t tids[4096];
+	size_t i;
+	int k, j, rc;
+
+	if (c->ptcfg.per_cpu) {
+		long n = sysconf(_SC_NPROCESSORS_CONF);
+
+		for (j = 0; j < n; j++)
+			if ((rc = mt_cap_buf_add(c, -1, -1, j, NULL)) < 0 &&
+			    rc != -MT_E_NOTFOUND)
+				return rc;
+		return 0;
+	}
+	for (i = 0; i < c->ntargets; i++) {
+		if (c->o->attach && c->o->all_threads)
+			k = mt_proc_threads(c->targets[i], tids, 4096);
+		else
+			k = 0;
+		if (k <= 0) {
+			tids[0] = c->targets[i];
+			k = 1;
+		}
+		for (j = 0; j < k; j++)
+			if ((rc = mt_cap_buf_add(c, c->targets[i], tids[j], -1,
+			    NULL)) < 0)
+				return rc;
+	}
+	return 0;
+}
+
+static int
+ready(struct mt_cap *c)
+{
+	if (c->o->ready_fd >= 0) {
+		if (write(c->o->ready_fd, "r", 1) != 1)
+			warn("cannot write to --ready-fd %d", c->o->ready_fd);
+		close(c->o->ready_fd);
+	}
+	if (!c->o->quiet)
+		fprintf(stderr, "mt-capture: recording with the %s backend. "
+		    "Press Ctrl-C to stop.\n", c->ops->name);
+	return 0;
+}
+
+int
+mt_cap_main(const struct mt_cap_opts *o)
+{
+	struct mt_cap cap, *c = &cap;
+	struct mt_pmu pmu;
+	char msg[512];
+	int why_auto, rc, ev = 0, status = 1, e;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->gate_w = c->exec_r = -1;
+	if (install_signals() < 0)
+		err(1, "cannot set up signal handling");
+	if (o->ready_fd >= 0)
+		(void)fcntl(o->ready_fd, F_SETFD, FD_CLOEXEC);
+	c->ops = choose_backend(o, &why_auto);
+	if (c->ops == NULL) {
+		warnx("no intel_pt PMU here, and this build has no emulate "
+		    "backend");
+		return 1;
+	}
+	if (why_auto && !o->quiet)
+		fprintf(stderr, "mt-capture: %s\n", c->ops ==
+		    &mt_cap_backend_pt ? "using Intel PT (the intel_pt PMU "
+		    "exists)" : "no intel_pt PMU: using the emulate backend "
+		    "(software PT, much slower)");
+	if (c->ops == &mt_cap_backend_pt) {
+		rc = mt_pmu_read(&pmu, o->sysfs_root, "intel_pt", msg,
+		    sizeof(msg));
+		if (rc == -MT_E_NOPMU)
+			mt_pmu_canonical_pt(&pmu);	/* probe explains */
+		else if (rc < 0) {
+			warnx("%s", msg);
+			c->ops = NULL;
+			return 1;
+		}
+	} else {
+		mt_pmu_canonical_pt(&pmu);
+	}
+	if (setup_ptcfg(c, &pmu) < 0) {
+		c->ops = NULL;
+		return 1;
+	}
+	msg[0] = '\0';
+	rc = c->ops->probe(c, &c->ptcfg, msg, sizeof(msg));
+	if (rc < 0) {
+		warnx("%s", msg[0] ? msg : mt_strerror(rc));
+		c->ops->close(c);
+		c->ops = NULL;
+		return 1;
+	}
+	if (setup_targets(c) < 0 || setup_triggers(c) < 0 ||
+	    setup_sideband(c) < 0)
+		goto out;
+	for (i = 0; i < c->ntargets; i++) {
+		msg[0] = '\0';
+		if (c->ops->attach(c, c->targets[i], msg, sizeof(msg)) < 0) {
+			warnx("cannot attach to process %d: %s",
+			    (int)c->targets[i], msg);
+			goto out;
+		}
+	}
+	if (setup_buffers(c) < 0)
+		goto out;
+	msg[0] = '\0';
+	if (c->ops->start(c, msg, sizeof(msg)) < 0) {
+		warnx("cannot start recording: %s", msg);
+		goto out;
+	}
+	if ((e = open_gate(c)) != 0) {
+		warnx("cannot run '%s': %s", o->argv[0], strerror(e));
+		goto out;
+	}
+	if (o->duration > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &c->deadline);
+		c->deadline.tv_sec += (time_t)o->duration;
+		c->deadline.tv_nsec += (long)((o->duration -
+		    (double)(time_t)o->duration) * 1e9);
+		if (c->deadline.tv_nsec >= 1000000000L) {
+			c->deadline.tv_sec++;
+			c->deadline.tv_nsec -= 1000000000L;
+		}
+		c->has_deadline = 1;
+	}
+	for (i = 0; i < c->ntargets; i++)
+		describe(c, i);
+	ready(c);
+	for (;;) {
+		ev = c->ops->run(c);
+		if (ev < 0) {
+			warnx("recording failed: %s", mt_strerror(ev));
+			if (c->nsnapshots == 0 &&
+			    take_snapshot(c, MT_CAP_EV_EXIT) == 0)
+				status = 0;
+			goto out;
+		}
+		if (ev == MT_CAP_EV_TRIGGER) {
+			if (take_snapshot(c, ev) < 0)
+				goto out;
+			if (o->multi_snapshot && (o->max_snapshots == 0 ||
+			    c->nsnapshots < o->max_snapshots) &&
+			    c->ops->resume != NULL) {
+				if ((rc = c->ops->resume(c)) < 0) {
+					warnx("cannot resume: %s",
+					    mt_strerror(rc));
+					goto out;
+				}
+				continue;
+			}
+			break;
+		}
+		if (ev == MT_CAP_EV_NONE)
+			continue;
+		/* signal, duration, exit: end, with a snapshot if none
+		 * was written yet (a trigger that never fired). */
+		if (c->nsnapshots == 0 && take_snapshot(c, ev) < 0)
+			goto out;
+		break;
+	}
+	status = 0;
+out:
+	if (ev == MT_CAP_EV_SIGNAL && !o->quiet)
+		fprintf(stderr, "mt-capture: got signal %d, detaching\n",
+		    (int)g_signal);
+	cleanup(c);
+	if (c->child > 0) {
+		if (c->gate_w < 0 && !c->child_reaped)
+			finish_child(c, ev);
+	}
+	return status;
+}

@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Target process and host facts for the snapshot (see proc.h).
+ */
+#include <cpuid.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "elffile.h"
+#include "err.h"
+#include "snap.h"
+#include "proc.h"
+
+/* Read a whole (small, /proc) file; returns bytes read or -1. */
+static ssize_t
+slurp(const char *path, char **out, size_t max)
+{
+	struct mt_wbuf w;
+	char tmp[4096];
+	ssize_t n;
+	int fd;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	mt_wbuf_init(&w);
+	while ((n = read(fd, tmp, sizeof(tmp))) > 0 && w.len < max)
+		mt_wbuf_put(&w, tmp, (size_t)n);
+	close(fd);
+	mt_wbuf_u8(&w, 0);
+	if (n < 0 || w.err) {
+		mt_wbuf_release(&w);
+		return -1;
+	}
+	*out = (char *)w.p;
+	return (ssize_t)(w.len - 1);
+}
+
+int
+mt_proc_parse_maps_line(const char *line, struct mt_proc_map *m)
+{
+	unsigned long long start, end, off;
+	char perms[8];
+	int pos = 0;
+	const char *p;
+	size_t n;
+
+	memset(m, 0, sizeof(*m));
+	if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %*u%n", &start, &end,
+	    perms, &off, &pos) != 4 || pos == 0 || strlen(perms) != 4 ||
+	    end < start)
+		return -MT_E_SYNTAX;
+	m->start = start;
+	m->end = end;
+	m->pgoff = off;
+	m->prot = (perms[0] == 'r' ? PROT_READ : 0) |
+	    (perms[1] == 'w' ? PROT_WRITE : 0) |
+	    (perms[2] == 'x' ? PROT_EXEC : 0);
+	m->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	p = line + pos;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	n = strcspn(p, "\n");
+	if (n >= sizeof(m->path))
+		n = sizeof(m->path) - 1;
+	memcpy(m->path, p, n);
+	m->path[n] = '\0';
+	return 0;
+}
+
+int
+mt_proc_threads(pid_t pid, pid_t *tids, size_t max)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (d == NULL)
+		return -MT_E_NOTFOUND;
+	/* The main thread first, then the others in directory order. */
+	if (max > 0)
+		tids[n++] = pid;
+	while ((de = readdir(d)) != NULL && n < max) {
+		long t = strtol(de->d_name, NULL, 10);
+
+		if (t > 0 && t != pid)
+			tids[n++] = (pid_t)t;
+	}
+	closedir(d);
+	return (int)n;
+}
+
+static char *
+read_comm(const char *path)
+{
+	char *s;
+
+	if (slurp(path, &s, 64) < 0)
+		return NULL;
+	s[strcspn(s, "\n")] = '\0';
+	return s;
+}
+
+/* Open the file of mapping @m of @pid: its path, else map_files. */
+static int
+open_map_elf(pid_t pid, const struct mt_proc_map *m, struct mt_elf **e)
+{
+	char alt[128];
+
+	if (mt_elf_open(e, m->path) == 0)
+		return 0;
+	snprintf(alt, sizeof(alt), "/proc/%d/map_files/%llx-%llx", (int)pid,
+	    (unsigned long long)m->start, (unsigned long long)m->end);
+	return mt_elf_open(e, alt);
+}
+
+static int
+add_elf_file(struct mt_snap *s, const char *path, const uint8_t *id,
+    size_t idlen, uint64_t max_elf, size_t *skipped)
+{
+	struct mt_snap_elf e;
+	char *data;
+	struct stat st;
+	int fd, rc;
+	size_t got = 0;
+	ssize_t n;
+
+	for (size_t i = 0; i < s->nelfs; i++)
+		if (s->elfs[i].build_id_len == idlen &&
+		    memcmp(s->elfs[i].build_id, id, idlen) == 0)
+			return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_size > max_elf) {
+		if (fd >= 0)
+			close(fd);
+		(*skipped)++;
+		return 0;
+	}
+	data = malloc((size_t)st.st_size + 1);
+	if (data == NULL) {
+		close(fd);
+		return -MT_E_NOMEM;
+	}
+	while (got < (size_t)st.st_size &&
+	    (n = read(fd, data + got, (size_t)st.st_size - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	memset(&e, 0, sizeof(e));
+	e.build_id_len = (uint8_t)idlen;
+	memcpy(e.build_id, id, idlen);
+	e.path = (char *)(uintptr_t)path;
+	e.len = got;
+	e.data = (uint8_t *)data;
+	rc = mt_snap_add_elf(s, &e);
+	free(data);
+	return rc;
+}
+
+static int
+add_vdso(struct mt_snap *s, pid_t pid, const struct mt_proc_map *m)
+{
+	struct mt_snap_blob b;
+	struct iovec l, r;
+	size_t len = (size_t)(m->end - m->start);
+	uint8_t *buf;
+	ssize_t n;
+	int rc;
+
+	if (len == 0 || len > (64u << 20))
+		return 0;
+	buf = malloc(len);
+	if (buf == NULL)
+		return -MT_E_NOMEM;
+	l.iov_base = buf;
+	l.iov_len = len;
+	r.iov_base = (void *)(uintptr_t)m->start;
+	r.iov_len = len;
+	n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+	if (n != (ssize_t)len) {
+		/* ptrace access needed; without it the decoder gaps over
+		 * vDSO calls. */
+		free(buf);
+		return 0;
+	}
+	memset(&b, 0, sizeof(b));
+	b.pid = (uint32_t)pid;
+	b.kind = MT_SNAP_BLOB_VDSO;
+	b.addr = m->start;
+	b.name = (char *)(uintptr_t)"[vdso]";
+	b.len = len;
+	b.data = buf;
+	rc = mt_snap_add_blob(s, &b);
+	free(buf);
+	return rc;
+}
+
+static int
+describe_maps(struct mt_snap *s, pid_t pid, int bundle, uint64_t max_elf,
+    size_t *skipped)
+{
+	char path[64], *text, *line, *save = NULL;
+	struct mt_snap_text t;
+	ssize_t n;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	n = slurp(path, &text, 64u << 20);
+	if (n < 0)
+		return -MT_E_NOTFOUND;
+	memset(&t, 0, sizeof(t));
+	t.kind = MT_SNAP_TEXT_MAPS;
+	t.pid = (uint32_t)pid;
+	t.len = (uint64_t)n;
+	t.data = text;
+	rc = mt_snap_add_text(s, &t);
+	for (line = strtok_r(text, "\n", &save); rc == 0 && line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		struct mt_proc_map m;
+		struct mt_snap_mmap mm;
+		struct mt_elf *e = NULL;
+		const uint8_t *id;
+		size_t idlen = 0;
+
+		if (mt_proc_parse_maps_line(line, &m) < 0)
+			continue;
+		memset(&mm, 0, sizeof(mm));
+		mm.pid = (uint32_t)pid;
+		mm.start = m.start;
+		mm.end = m.end;
+		mm.pgoff = m.pgoff;
+		mm.prot = m.prot;
+		mm.flags = m.flags;
+		mm.path = m.path;
+		if (m.path[0] == '/' && open_map_elf(pid, &m, &e) == 0) {
+			idlen = mt_elf_build_id(e, &id);
+			if (idlen > MT_SNAP_BUILD_ID_MAX)
+				idlen = MT_SNAP_BUILD_ID_MAX;
+			mm.build_id_len = (uint8_t)idlen;
+			if (idlen > 0)
+				memcpy(mm.build_id, id, idlen);
+		}
+		rc = mt_snap_add_mmap(s, &mm);
+		if (rc == 0 && bundle && idlen > 0 && (m.prot & PROT_EXEC))
+			rc = add_elf_file(s, m.path, mm.build_id, idlen,
+			    max_elf, skipped);
+		mt_elf_free(e);
+		if (rc == 0 && strcmp(m.path, "[vdso]") == 0)
+			rc = add_vdso(s, pid, &m);
+	}
+	free(text);
+	return rc;
+}
+
+int
+mt_proc_describe(struct mt_snap *s, pid_t pid, int all_threads,
+    int bundle, uint64_t max_elf, size_t *skipped)
+{
+	struct mt_snap_process p;
+	char path[128], *stat = NULL, *exe = NULL, *cmd = NULL;
+	pid_t tids[4096];
+	ssize_t n;
+	int nt, i, rc;
+
+	memset(&p, 0, sizeof(p));
+	p.pid = (uint32_t)pid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (slurp(path, &stat, 4096) < 0)
+		return -MT_E_NOTFOUND;
+	{
+		/* "pid (comm) S ppid ...": comm may hold ')' */
+		char *rp = strrchr(stat, ')');
+		int ppid = 0;
+
+		if (rp != NULL && sscanf(rp + 1, " %*c %d", &ppid) == 1)
+			p.ppid = (uint32_t)ppid;
+	}
+	free(stat);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	p.comm = read_comm(path);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	exe = realpath(path, NULL);
+	p.exe = exe;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = slurp(path, &cmd, 1u << 20);
+	if (n > 0) {
+		p.cmdline = cmd;
+		p.cmdline_len = (uint32_t)n;
+	}
+	rc = mt_snap_add_process(s, &p);
+	free(p.comm);
+	free(exe);
+	free(cmd);
+	if (rc < 0)
+		return rc;
+	nt = mt_proc_threads(pid, tids, all_threads ? 4096 : 1);
+	for (i = 0; i < nt && rc == 0; i++) {
+		struct mt_snap_thread t;
+
+		memset(&t, 0, sizeof(t));
+		t.pid = (uint32_t)pid;
+		t.tid = (uint32_t)tids[i];
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
+		    (int)tids[i]);
+		t.comm = read_comm(path);
+		rc = mt_snap_add_thread(s, &t);
+		free(t.comm);
+	}
+	if (rc == 0)
+		rc = describe_maps(s, pid, bundle, max_elf, skipped);
+	return rc == -MT_E_NOTFOUND ? 0 : rc;
+}
+
+void
+mt_proc_host(struct mt_snap_host *h, uint32_t max_nonturbo_ratio)
+{
+	unsigned a, b, c, d, maxleaf = 0, fam, model;
+	struct utsname u;
+	char host[256];
+	int sub;
+
+	memset(h, 0, sizeof(*h));
+	if (__get_cpuid(0, &maxleaf, &b, &c, &d)) {
+		memcpy(h->vendor, &b, 4);
+		memcpy(h->vendor + 4, &d, 4);
+		memcpy(h->vendor + 8, &c, 4);
+	}
+	if (__get_cpuid(1, &a, &b, &c, &d)) {
+		fam = (a >> 8) & 0xf;
+		model = (a >> 4) & 0xf;
+		if (fam == 0xf)
+			fam += (a >> 20) & 0xff;
+		if (fam == 0x6 || fam >= 0xf)
+			model += ((a >> 16) & 0xf) << 4;
+		h->family = (uint16_t)fam;
+		h->model = (uint8_t)model;
+		h->stepping = (uint8_t)(a & 0xf);
+	}
+	if (maxleaf >= 0x14)
+		for (sub = 0; sub < 2; sub++) {
+			__cpuid_count(0x14, sub, a, b, c, d);
+			h->cpuid_14[sub][0] = a;
+			h->cpuid_14[sub][1] = b;
+			h->cpuid_14[sub][2] = c;
+			h->cpuid_14[sub][3] = d;
+		}
+	if (maxleaf >= 0x15) {
+		__cpuid_count(0x15, 0, a, b, c, d);
+		h->cpuid_15[0] = a;
+		h->cpuid_15[1] = b;
+		h->cpuid_15[2] = c;
+	}
+	h->max_nonturbo_ratio = max_nonturbo_ratio;
+	h->nr_cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	if (uname(&u) == 0)
+		h->kernel = strdup(u.release);
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		h->hostname = strdup(host);
+	}
+}
+
+/* ---- shared-object lookup as the loader does it ---- */
+
+static int
+is_elf64(const char *path)
+{
+	unsigned char id[5];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ok;
+
+	if (fd < 0)
+		return 0;
+	ok = read(fd, id, 5) == 5 && memcmp(id, "\177ELF", 4) == 0 &&
+	    id[4] == 2;
+	close(fd);
+	return ok;
+}
+
+static int
+try_dir(const char *dir, size_t dlen, const char *name, char *out,
+    size_t outsz)
+{
+	char p[PATH_MAX];
+
+	if (dlen == 0 || dlen + strlen(name) + 2 > sizeof(p))
+		return -MT_E_NOTFOUND;
+	memcpy(p, dir, dlen);
+	p[dlen] = '/';
+	strcpy(p + dlen + 1, name);
+	if (!is_elf64(p) || realpath(p, out) == NULL)
+		return -MT_E_NOTFOUND;
+	(void)outsz;
+	return 0;
+}
+
+/* glibc's ld.so.cache, new format ("glibc-ld.so.cache1.1"). */
+static int
+from_ld_cache(const char *name, char *out, size_t outsz)
+{
+	static const char magic[] = "glibc-ld.so.cache1.1";
+	char *data;
+	ssize_t n;
+	struct mt_buf b;
+	uint32_t nlibs, i;
+	int rc = -MT_E_NOTFOUND;
+
+	n = slurp("/etc/ld.so.cache", &data, 64u << 20);
+	if (n < 48 || memcmp(data, magic, sizeof(magic) - 1) != 0) {
+		free(data);
+		return rc;
+	}
+	nlibs = mt_le32((const uint8_t *)data + 20);
+	mt_buf_init(&b, data + 48, (size_t)n - 48);
+	for (i = 0; i < nlibs; i++) {
+		uint32_t flags, key, value;
+
+		if (mt_buf_get_u32le(&b, &flags) < 0 ||
+		    mt_buf_get_u32le(&b, &key) < 0 ||
+		    mt_buf_get_u32le(&b, &value) < 0 ||
+		    mt_buf_skip(&b, 12) < 0)
+			break;
+		if (key >= (uint64_t)n || value >= (uint64_t)n ||
+		    memchr(data + key, 0, (size_t)n - key) == NULL ||
+		    memchr(data + value, 0, (size_t)n - value) == NULL)
+			continue;
+		if (strcmp(data + key, name) == 0 && is_elf64(data + value) &&
+		    realpath(data + value, out) != NULL) {
+			rc = 0;
+			break;
+		}
+	}
+	free(data);
+	(void)outsz;
+	return rc;
+}
+
+static int
+from_pid_maps(pid_t pid, const char *name, char *out, size_t outsz)
+{
+	char path[64], *text, *line, *save = NULL;
+	int rc = -MT_E_NOTFOUND;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (slurp(path, &text, 64u << 20) < 0)
+		return rc;
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		struct mt_proc_map m;
+		const char *base;
+
+		if (mt_proc_parse_maps_line(line, &m) < 0 || m.path[0] != '/')
+			continue;
+		base = strrchr(m.path, '/') + 1;
+		if (strcmp(base, name) == 0 && strlen(m.path) < outsz) {
+			strcpy(out, m.path);
+			rc = 0;
+			break;
+		}
+	}
+	free(text);
+	return rc;
+}
+
+static int
+from_dir_list(const char *d, const char *name, char *out, size_t outsz)
+{
+	int rc = -MT_E_NOTFOUND;
+
+	while (d != NULL && *d != '\0' && rc < 0) {
+		size_t k = strcspn(d, ":;");
+
+		rc = try_dir(d, k, name, out, outsz);
+		d += k;
+		if (*d != '\0')
+			d++;
+	}
+	return rc;
+}
+
+/* LD_LIBRARY_PATH of @pid, or ours (passed on to a child) if pid <= 0. */
+static int
+from_env_path(pid_t pid, const char *name, char *out, size_t outsz)
+{
+	char path[64], *env;
+	ssize_t n, off = 0;
+	int rc = -MT_E_NOTFOUND;
+
+	if (pid <= 0)
+		return from_dir_list(getenv("LD_LIBRARY_PATH"), name, out,
+		    outsz);
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	n = slurp(path, &env, 1u << 20);
+	while (n > 0 && off < n && rc < 0) {
+		const char *e = env + off;
+
+		if (strncmp(e, "LD_LIBRARY_PATH=", 16) == 0)
+			rc = from_dir_list(e + 16, name, out, outsz);
+		off += (ssize_t)strlen(e) + 1;
+	}
+	free(env);
+	return rc;
+}
+
+int
+mt_proc_find_dso(pid_t pid, const char *name, char *out, size_t outsz)
+{
+	static const char *const dirs[] = {
+		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+		"/lib64", "/usr/lib64", "/lib", "/usr/lib",
+	};
+	size_t i;
+
+	if (outsz < PATH_MAX)
+		return -MT_E_INVAL;
+	if (strchr(name, '/') != NULL)
+		return realpath(name, out) != NULL ? 0 : -MT_E_NOTFOUND;
+	if (pid > 0 && from_pid_maps(pid, name, out, outsz) == 0)
+		return 0;
+	if (from_env_path(pid, name, out, outsz) == 0)
+		return 0;
+	if (from_ld_cache(name, out, outsz) == 0)
+		return 0;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (try_dir(dirs[i], strlen(dirs[i]), name, out, outsz) == 0)
+			return 0;
+	return -MT_E_NOTFOUND;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a snapshot records about the target processes and the host, read
+ * from /proc and CPUID: PROCESS and THREAD facts, MMAP entries with
+ * build-ids, the raw /proc/PID/maps text, the vDSO's bytes (BLOB), the ELF
+ * files the process maps (bundled by build-id), and the HOST chunk.
+ * Never prints; failures to read one optional item (a vanished file, an
+ * unreadable mapping) are skipped, not fatal.
+ */
+#ifndef MT_CAPTURE_PROC_H
+#define MT_CAPTURE_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mt_snap;
+struct mt_snap_host;
+
+/* One line of /proc/PID/maps. */
+struct mt_proc_map {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t pgoff;		/* file offset of start */
+	uint32_t prot;		/* PROT_READ|WRITE|EXEC */
+	uint32_t flags;		/* MAP_PRIVATE or MAP_SHARED */
+	char path[512];		/* "" for anonymous */
+};
+
+/*
+ * Parse one maps line @line into @m.  Returns 0 or -MT_E_SYNTAX.
+ */
+int mt_proc_parse_maps_line(const char *line, struct mt_proc_map *m);
+
+/*
+ * Add @pid's PROCESS and THREAD chunks (all threads in /proc/PID/task,
+ * or only the main thread when !@all_threads), MMAP chunks with
+ * build-ids, the maps TEXT and, when readable, the vDSO BLOB to @s.
+ * With @bundle, each executable file mapping with a build-id is added
+ * once as an ELF chunk (files over @max_elf bytes are skipped and
+ * counted in *@skipped).  Returns 0, -MT_E_NOTFOUND (the process is
+ * gone) or -MT_E_NOMEM.
+ */
+int mt_proc_describe(struct mt_snap *s, pid_t pid, int all_threads,
+    int bundle, uint64_t max_elf, size_t *skipped);
+
+/*
+ * List the thread ids of @pid into @tids (at most @max).  Returns the
+ * count, or -MT_E_NOTFOUND.
+ */
+int mt_proc_threads(pid_t pid, pid_t *tids, size_t max);
+
+/*
+ * Fill @h with this CPU's identity from CPUID (vendor, family, model,
+ * stepping, leaves 0x14 and 0x15), the number of CPUs, uname release and
+ * hostname, and @max_nonturbo_ratio (from sysfs; 0 when unknown).
+ * Strings are malloc'd: the caller frees them (or mt_snap_set_host
+ * copies them).
+ */
+void mt_proc_host(struct mt_snap_host *h, uint32_t max_nonturbo_ratio);
+
+/*
+ * Resolve the shared-object name @name (a soname like "libm.so.6" or a
+ * path) the way @pid's dynamic loader would find it: a path as is; else
+ * a mapping of @pid whose file name matches; else LD_LIBRARY_PATH from
+ * /proc/PID/environ (ours when @pid <= 0: the child inherits it),
+ * /etc/ld.so.cache (glibc's new format), then the default directories.
+ * Does not read DT_SONAME, DT_RUNPATH or DT_RPATH.  Writes the real path
+ * into @out (at least PATH_MAX bytes).
+ * Returns 0 or -MT_E_NOTFOUND.
+ */
+int mt_proc_find_dso(pid_t pid, const char *name, char *out, size_t outsz);
+
+#endif /* MT_CAPTURE_PROC_H */

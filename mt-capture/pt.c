@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live Intel PT backend, written to the kernel ABI (REFERENCE §2):
+ * one intel_pt event per traced thread (pid = tid, cpu = -1, no inherit:
+ * the kernel refuses to mmap an inherited per-task event), or with
+ * --all-threads one per CPU with inherit (the events of every existing
+ * thread on a CPU redirected into one ring with PERF_EVENT_IOC_SET_OUTPUT),
+ * as perf does.  Each has a small data ring and its AUX area mapped
+ * PROT_READ, which puts the AUX ring in overwrite (snapshot) mode.
+ *
+ * A snapshot: PERF_EVENT_IOC_DISABLE (the kernel updates aux_head only when
+ * the event stops), read aux_head (an offset inside the buffer), let the
+ * framework's mt_ring_extract copy the data, PERF_EVENT_IOC_ENABLE to
+ * resume.  In run mode the events are opened disabled with enable_on_exec
+ * on the gated child, so tracing starts at its execve.
+ *
+ * The target runs freely: run() only waits in mt_cap_poll().
+ *
+ * Not done: aux_action pause on the trigger event (6.13+; our uprobe
+ * events are per CPU and cannot join a per-thread PT group), hardware
+ * breakpoint triggers, the PT events' own data-ring records (ITRACE_START,
+ * AUX with TRUNCATED) are not stored.  None of this code has run on PT
+ * hardware (see docs/capture.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "err.h"
+#include "backend.h"
+#include "proc.h"
+#include "ptattr.h"
+#include "sbevent.h"
+#include "sysfs.h"
+
+#define PT_DATA_PAGES 16
+
+struct pt_priv {
+	struct mt_pmu pmu;
+	size_t page;
+};
+
+struct pt_buf {
+	int fd;			/* the event whose rings these are */
+	int *extra;		/* per-CPU: other threads' events */
+	size_t nextra;
+	void *base;		/* mmap page + data ring */
+	size_t base_len;
+	void *aux;		/* AUX ring, PROT_READ */
+	size_t aux_len;
+};
+
+static int
+pt_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
+    size_t msgsz)
+{
+	const struct mt_cap_opts *o = mt_cap_opts(c);
+	struct pt_priv *p;
+	char vendor[16] = "this CPU";
+	int rc;
+
+	(void)ptcfg;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return -MT_E_NOMEM;
+	rc = mt_pmu_read(&p->pmu, o->sysfs_root, "intel_pt", msg, msgsz);
+	if (rc == -MT_E_NOPMU) {
+		struct mt_snap_host h;
+
+		mt_proc_host(&h, 0);
+		if (h.vendor[0] != '\0')
+			snprintf(vendor, sizeof(vendor), "%s", h.vendor);
+		free(h.kernel);
+		free(h.hostname);
+		snprintf(msg, msgsz, "no Intel PT on this machine (%s): "
+		    "%s/sys/bus/event_source/devices has no intel_pt PMU (an "
+		    "AMD or older CPU, or a VM that does not pass PT "
+		    "through); use --backend emulate (software PT: the same "
+		    "snapshot, much slower)", vendor, o->sysfs_root);
+		free(p);
+		return rc;
+	}
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	p->page = (size_t)sysconf(_SC_PAGESIZE);
+	mt_cap_set_priv(c, p);
+	return 0;
+}
+
+static int
+pt_attach(struct mt_cap *c, pid_t pid, char *msg, size_t msgsz)
+{
+	/* perf_event_open checks ptrace access itself; nothing to stop. */
+	(void)c;
+	(void)pid;
+	(void)msg;
+	(void)msgsz;
+	return 0;
+}
+
+static int
+peo(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1,
+	    PERF_FLAG_FD_CLOEXEC);
+}
+
+static void
+buf_free(struct pt_buf *pb, size_t page)
+{
+	size_t i;
+
+	(void)page;
+	if (pb == NULL)
+		return;
+	if (pb->aux != NULL)
+		munmap(pb->aux, pb->aux_len);
+	if (pb->base != NULL)
+		munmap(pb->base, pb->base_len);
+	for (i = 0; i < pb->nextra; i++)
+		close(pb->extra[i]);
+	free(pb->extra);
+	if (pb->fd >= 0)
+		close(pb->fd);
+	free(pb);
+}
+
+static int
+pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
+{
+	const struct mt_cap_opts *o = mt_cap_opts(c);
+	struct pt_priv *p = mt_cap_priv(c);
+	struct mt_ptattr_mode md;
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pg;
+	struct pt_buf *pb;
+	size_t t;
+	int err;
+
+	pb = calloc(1, sizeof(*pb));
+	if (pb == NULL)
+		return -MT_E_NOMEM;
+	pb->fd = -1;
+	md.kernel = o->kernel;
+	md.enable_on_exec = !o->attach;
+	md.inherit = b->cpu >= 0;
+	mt_ptattr_fill(&a, p->pmu.type, mt_cap_ptcfg(c)->config, &md);
+	if (b->cpu < 0) {
+		pb->fd = peo(&a, b->tid, -1);
+	} else {
+		/* Per CPU: every thread of every target, one ring. */
+		pid_t tids[4096];
+		size_t i;
+
+		for (i = 0; i < mt_cap_ntargets(c); i++) {
+			pid_t pid = mt_cap_target(c, i);
+			int n = o->attach ? mt_proc_threads(pid, tids, 4096) :
+			    0;
+
+			if (n <= 0) {
+				tids[0] = pid;
+				n = 1;
+			}
+			for (t = 0; t < (size_t)n; t++) {
+				int fd = peo(&a, tids[t], b->cpu);
+				int *nx;
+
+				if (fd < 0 && errno == ESRCH)
+					continue;
+				if (fd < 0)
+					goto fail_errno;
+				if (pb->fd < 0) {
+					pb->fd = fd;
+					continue;
+				}
+				nx = realloc(pb->extra, (pb->nextra + 1) *
+				    sizeof(int));
+				if (nx == NULL) {
+					close(fd);
+					buf_free(pb, p->page);
+					return -MT_E_NOMEM;
+				}
+				pb->extra = nx;
+				pb->extra[pb->nextra++] = fd;
+				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+				    pb->fd) < 0)
+					goto fail_errno;
+			}
+		}
+	}
+	if (pb->fd < 0)
+		goto fail_errno;
+	pb->base_len = (1 + PT_DATA_PAGES) * p->page;
+	pb->base = mmap(NULL, pb->base_len, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, pb->fd, 0);
+	if (pb->base == MAP_FAILED) {
+		pb->base = NULL;
+		goto fail_errno;
+	}
+	pg = pb->base;
+	pb->aux_len = (size_t)o->snapshot_size;
+	pg->aux_offset = pb->base_len;
+	pg->aux_size = pb->aux_len;
+	/* PROT_READ only: overwrite (snapshot) mode (REFERENCE §2.3). */
+	pb->aux = mmap(NULL, pb->aux_len, PROT_READ, MAP_SHARED, pb->fd,
+	    (off_t)pg->aux_offset);
+	if (pb->aux == MAP_FAILED) {
+		pb->aux = NULL;
+		goto fail_errno;
+	}
+	if (mt_ring_init_mapped(&b->ring, pb->aux, pb->aux_len) < 0) {
+		snprintf(msg, msgsz, "AUX size %zu is not a power of two",
+		    pb->aux_len);
+		buf_free(pb, p->page);
+		return -MT_E_INVAL;
+	}
+	b->bk = pb;
+	return 0;
+fail_errno:
+	err = errno;
+	mt_sbev_perm_hint(err, "the intel_pt event", o->kernel, msg, msgsz);
+	buf_free(pb, p->page);
+	errno = err;
+	return err == EACCES || err == EPERM ? -MT_E_PERM : -MT_E_SYS;
+}
+
+static int
+each_fd(struct mt_cap *c, unsigned long req)
+{
+	size_t i, k;
+	int rc = 0;
+
+	for (i = 0; i < mt_cap_nbufs(c); i++) {
+		struct pt_buf *pb = mt_cap_buf(c, i)->bk;
+
+		if (pb == NULL)
+			continue;
+		/* On an inherited event the ioctl reaches its children. */
+		if (ioctl(pb->fd, req, 0) < 0)
+			rc = -MT_E_SYS;
+		for (k = 0; k < pb->nextra; k++)
+			if (ioctl(pb->extra[k], req, 0) < 0)
+				rc = -MT_E_SYS;
+	}
+	return rc;
+}
+
+static int
+pt_start(struct mt_cap *c, char *msg, size_t msgsz)
+{
+	/* run: enable_on_exec starts tracing at the child's execve. */
+	if (!mt_cap_opts(c)->attach)
+		return 0;
+	if (each_fd(c, PERF_EVENT_IOC_ENABLE) < 0) {
+		snprintf(msg, msgsz, "PERF_EVENT_IOC_ENABLE: %s",
+		    strerror(errno));
+		return -MT_E_SYS;
+	}
+	return 0;
+}
+
+static int
+pt_run(struct mt_cap *c)
+{
+	int ev;
+
+	while ((ev = mt_cap_poll(c, -1)) == MT_CAP_EV_NONE)
+		;
+	return ev;
+}
+
+static int
+pt_stop(struct mt_cap *c)
+{
+	size_t i;
+
+	/* A thread that exited has ESRCH-free fds: DISABLE still works. */
+	(void)each_fd(c, PERF_EVENT_IOC_DISABLE);
+	for (i = 0; i < mt_cap_nbufs(c); i++) {
+		struct mt_cap_buf *b = mt_cap_buf(c, i);
+		struct pt_buf *pb = b->bk;
+		struct perf_event_mmap_page *pg;
+		uint64_t head;
+
+		if (pb == NULL)
+			continue;
+		pg = pb->base;
+		head = __atomic_load_n(&pg->aux_head, __ATOMIC_ACQUIRE);
+		/* An offset inside the buffer for PT snapshot rings; mask
+		 * anyway should a kernel report a running count. */
+		b->ring.head = head & (b->ring.size - 1);
+	}
+	return 0;
+}
+
+static int
+pt_resume(struct mt_cap *c)
+{
+	return each_fd(c, PERF_EVENT_IOC_ENABLE);
+}
+
+static void
+pt_detach(struct mt_cap *c)
+{
+	/* The target never stops under PT: only stop tracing it. */
+	(void)each_fd(c, PERF_EVENT_IOC_DISABLE);
+}
+
+static void
+pt_close(struct mt_cap *c)
+{
+	struct pt_priv *p = mt_cap_priv(c);
+	size_t i;
+
+	for (i = 0; i < mt_cap_nbufs(c); i++) {
+		struct mt_cap_buf *b = mt_cap_buf(c, i);
+
+		buf_free(b->bk, p != NULL ? p->page : 0);
+		b->bk = NULL;
+		b->ring.base = NULL;	/* was the AUX mapping */
+	}
+	free(p);
+	mt_cap_set_priv(c, NULL);
+}
+
+const struct mt_cap_backend_ops mt_cap_backend_pt = {
+	.name = "pt",
+	.snap_backend = MT_SNAP_BK_INTEL_PT,
+	.reaps_children = 0,
+	.switch_sideband = 1,
+	.probe = pt_probe,
+	.attach = pt_attach,
+	.buf_open = pt_buf_open,
+	.start = pt_start,
+	.run = pt_run,
+	.stop = pt_stop,
+	.annotate = NULL,
+	.resume = pt_resume,
+	.detach = pt_detach,
+	.close = pt_close,
+};

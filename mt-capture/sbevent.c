@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dummy sideband event (see sbevent.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "buf.h"
+#include "err.h"
+#include "snap.h"
+#include "sbevent.h"
+
+struct sb_ring {
+	int cpu;		/* CPU of this ring */
+	int fd;			/* the event whose ring it is */
+	int *extra;		/* events redirected into it (other tids) */
+	size_t nextra;
+	void *map;		/* 1 + data_pages pages */
+	size_t map_len;
+	struct mt_wbuf out;	/* every record drained so far */
+};
+
+struct mt_sbev {
+	struct sb_ring *rings;
+	size_t nrings;
+	size_t page;		/* page size */
+	size_t data_pages;
+	uint64_t sample_type;
+};
+
+#define SB_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+static int
+peo(struct perf_event_attr *a, pid_t pid, int cpu, int group,
+    unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+}
+
+static void
+fill_attr(struct perf_event_attr *a, int kernel, int switches)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_DUMMY;
+	a->sample_period = 1;
+	a->sample_type = SB_SAMPLE_TYPE;
+	a->exclude_kernel = kernel ? 0 : 1;
+	a->exclude_hv = 1;
+	a->inherit = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->context_switch = switches ? 1 : 0;
+	a->sample_id_all = 1;
+	a->build_id = 1;	/* MMAP2 with build-ids (5.12+) */
+	/* Wake poll only when a quarter of the ring is used: the framework
+	 * drains on a timer anyway. */
+	a->watermark = 1;
+}
+
+void
+mt_sbev_perm_hint(int err, const char *what, int kernel, char *msg,
+    size_t msgsz)
+{
+	char buf[32] = "?";
+	FILE *fp;
+
+	fp = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (fp != NULL) {
+		if (fgets(buf, sizeof(buf), fp) == NULL)
+			snprintf(buf, sizeof(buf), "?");
+		buf[strcspn(buf, "\n")] = '\0';
+		fclose(fp);
+	}
+	if (err == EACCES || err == EPERM) {
+		if (kernel)
+			snprintf(msg, msgsz, "cannot open %s: %s; tracing "
+			    "the kernel needs CAP_PERFMON (or CAP_SYS_ADMIN) "
+			    "or sysctl kernel.perf_event_paranoid <= 1 "
+			    "(it is %s)", what, strerror(err), buf);
+		else
+			snprintf(msg, msgsz, "cannot open %s: %s; needs "
+			    "sysctl kernel.perf_event_paranoid <= 2 (it is "
+			    "%s: sysctl -w kernel.perf_event_paranoid=2) or "
+			    "CAP_PERFMON, and permission to ptrace the "
+			    "target", what, strerror(err), buf);
+	} else if (err == ENOMEM) {
+		snprintf(msg, msgsz, "cannot map %s: %s; the ring exceeds "
+		    "sysctl kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK "
+		    "(ulimit -l): use a smaller --snapshot-size, raise them, "
+		    "or run with CAP_IPC_LOCK", what, strerror(err));
+	} else if (err == ESRCH) {
+		snprintf(msg, msgsz, "cannot open %s: the target is gone",
+		    what);
+	} else {
+		snprintf(msg, msgsz, "cannot open %s: %s", what,
+		    strerror(err));
+	}
+}
+
+static int
+online_cpus(int *cpus, int max)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	int i, k = 0;
+
+	/* Offline CPUs refuse perf_event_open with ENODEV: skip them. */
+	for (i = 0; i < n && k < max; i++)
+		cpus[k++] = i;
+	return k;
+}
+
+int
+mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
+    size_t data_pages, int kernel, int switches, char *msg, size_t msgsz)
+{
+	struct mt_sbev *s;
+	struct perf_event_attr a;
+	int cpus[1024], ncpus, i, rc = 0, err;
+	size_t t;
+
+	*out = NULL;
+	if (ntids == 0 || data_pages == 0 ||
+	    (data_pages & (data_pages - 1)) != 0)
+		return -MT_E_INVAL;
+	s = calloc(1, sizeof(*s));
+	ncpus = online_cpus(cpus, 1024);
+	if (s == NULL || (s->rings = calloc((size_t)ncpus,
+	    sizeof(*s->rings))) == NULL) {
+		free(s);
+		snprintf(msg, msgsz, "out of memory");
+		return -MT_E_NOMEM;
+	}
+	s->page = (size_t)sysconf(_SC_PAGESIZE);
+	s->data_pages = data_pages;
+	s->sample_type = SB_SAMPLE_TYPE;
+	fill_attr(&a, kernel, switches);
+	for (i = 0; i < ncpus; i++) {
+		struct sb_ring *r = &s->rings[s->nrings];
+		int fd;
+
+		memset(r, 0, sizeof(*r));
+		r->cpu = cpus[i];
+		r->fd = -1;
+		mt_wbuf_init(&r->out);
+		fd = peo(&a, tids[0], cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno == ENODEV)
+			continue;	/* offline CPU */
+		if (fd < 0) {
+			err = errno;
+			mt_sbev_perm_hint(err, "the sideband event", kernel,
+			    msg, msgsz);
+			rc = err == EACCES || err == EPERM ? -MT_E_PERM :
+			    -MT_E_SYS;
+			errno = err;
+			goto fail;
+		}
+		r->fd = fd;
+		s->nrings++;
+		r->map_len = (1 + data_pages) * s->page;
+		r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd, 0);
+		if (r->map == MAP_FAILED) {
+			err = errno;
+			r->map = NULL;
+			mt_sbev_perm_hint(err, "the sideband ring", kernel,
+			    msg, msgsz);
+			rc = -MT_E_SYS;
+			errno = err;
+			goto fail;
+		}
+		r->extra = calloc(ntids, sizeof(int));
+		if (r->extra == NULL) {
+			rc = -MT_E_NOMEM;
+			snprintf(msg, msgsz, "out of memory");
+			goto fail;
+		}
+		for (t = 1; t < ntids; t++) {
+			int fx = peo(&a, tids[t], cpus[i], -1,
+			    PERF_FLAG_FD_CLOEXEC);
+
+			if (fx < 0 && errno == ESRCH)
+				continue;	/* the thread just exited */
+			if (fx < 0 || ioctl(fx, PERF_EVENT_IOC_SET_OUTPUT,
+			    fd) < 0) {
+				err = errno;
+				if (fx >= 0)
+					close(fx);
+				mt_sbev_perm_hint(err, "the sideband event",
+				    kernel, msg, msgsz);
+				rc = -MT_E_SYS;
+				errno = err;
+				goto fail;
+			}
+			r->extra[r->nextra++] = fx;
+		}
+	}
+	if (s->nrings == 0) {
+		snprintf(msg, msgsz, "no online CPU accepted the sideband "
+		    "event");
+		rc = -MT_E_SYS;
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	mt_sbev_free(s);
+	return rc;
+}
+
+void
+mt_sbev_free(struct mt_sbev *s)
+{
+	size_t i, k;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->nrings; i++) {
+		struct sb_ring *r = &s->rings[i];
+
+		for (k = 0; k < r->nextra; k++)
+			close(r->extra[k]);
+		free(r->extra);
+		if (r->map != NULL)
+			munmap(r->map, r->map_len);
+		if (r->fd >= 0)
+			close(r->fd);
+		mt_wbuf_release(&r->out);
+	}
+	free(s->rings);
+	free(s);
+}
+
+int
+mt_sbev_drain(struct mt_sbev *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nrings; i++) {
+		struct sb_ring *r = &s->rings[i];
+		struct perf_event_mmap_page *pg = r->map;
+		const uint8_t *data;
+		uint64_t head, tail, size, off, n;
+
+		if (pg == NULL)
+			continue;
+		data = (const uint8_t *)r->map + s->page;
+		size = (uint64_t)s->data_pages * s->page;
+		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		tail = pg->data_tail;
+		if (head - tail > size)	/* cannot happen without overwrite */
+			tail = head - size;
+		while (tail < head) {
+			off = tail & (size - 1);
+			n = head - tail;
+			if (n > size - off)
+				n = size - off;
+			mt_wbuf_put(&r->out, data + off, (size_t)n);
+			tail += n;
+		}
+		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+		if (r->out.err)
+			return r->out.err;
+	}
+	return 0;
+}
+
+size_t
+mt_sbev_nrings(const struct mt_sbev *s)
+{
+	return s->nrings;
+}
+
+const struct mt_wbuf *
+mt_sbev_data(const struct mt_sbev *s, size_t i, int *cpu)
+{
+	if (i >= s->nrings)
+		return NULL;
+	if (cpu != NULL)
+		*cpu = s->rings[i].cpu;
+	return &s->rings[i].out;
+}
+
+uint64_t
+mt_sbev_sample_type(const struct mt_sbev *s)
+{
+	return s->sample_type;
+}
+
+size_t
+mt_sbev_fds(const struct mt_sbev *s, int *fds, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < s->nrings && i < max; i++)
+		fds[i] = s->rings[i].fd;
+	return i;
+}
+
+int
+mt_sbev_timeconv(const struct mt_sbev *s, struct mt_snap_timeconv *tc)
+{
+	const volatile struct perf_event_mmap_page *pg;
+	uint32_t seq;
+	int tries = 0;
+
+	memset(tc, 0, sizeof(*tc));
+	if (s == NULL || s->nrings == 0 || s->rings[0].map == NULL)
+		return -MT_E_INVAL;
+	pg = s->rings[0].map;
+	/* The page is updated under a sequence lock. */
+	do {
+		seq = pg->lock;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		tc->cap_user_time_zero = pg->cap_user_time_zero;
+		tc->cap_user_time_short = pg->cap_user_time_short;
+		tc->time_zero = pg->time_zero;
+		tc->time_mult = pg->time_mult;
+		tc->time_shift = pg->time_shift;
+		tc->time_cycles = pg->time_cycles;
+		tc->time_mask = pg->time_mask;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (pg->lock != seq && ++tries < 1000);
+	return 0;
+}

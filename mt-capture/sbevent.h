@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sideband event: a dummy software event (PERF_TYPE_SOFTWARE,
+ * PERF_COUNT_SW_DUMMY) that records MMAP2 (with build-ids), COMM, FORK,
+ * EXIT and context SWITCH records for the targets, as perf opens next to
+ * intel_pt (REFERENCE §2.2, §2.5).  Both backends use it: it does not need
+ * PT hardware.
+ *
+ * One event per (thread, CPU) with inherit, so threads and children created
+ * later are covered; the events of one CPU share the first one's data ring
+ * (PERF_EVENT_IOC_SET_OUTPUT).  The kernel refuses mmap of an inherited
+ * event bound to cpu -1, hence per CPU.  mt_sbev_drain copies new records
+ * out of each ring (advancing data_tail, so the kernel never overwrites
+ * unread records; when the ring is full it writes LOST records instead)
+ * into a growing buffer per CPU that holds every record since the start.
+ *
+ * The first data page also gives the perf clock to TSC conversion
+ * (REFERENCE §2.8).  Never prints.
+ */
+#ifndef MT_CAPTURE_SBEVENT_H
+#define MT_CAPTURE_SBEVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct mt_sbev;
+struct mt_snap_timeconv;
+struct mt_wbuf;
+
+/*
+ * Open the dummy events for threads @tids on every online CPU, with
+ * @data_pages (a power of two) data pages per CPU ring.  @kernel: also
+ * kernel records (else exclude_kernel, as unprivileged users need).
+ * @switches: context-switch records too.
+ * Returns 0, or -MT_E_PERM / -MT_E_SYS / -MT_E_NOMEM with errno set and a
+ * one-line reason in @msg.
+ */
+int mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
+    size_t data_pages, int kernel, int switches, char *msg, size_t msgsz);
+/* Close the events and free the buffers.  NULL is fine. */
+void mt_sbev_free(struct mt_sbev *s);
+
+/* Copy new records of every ring.  Returns 0 or -MT_E_NOMEM. */
+int mt_sbev_drain(struct mt_sbev *s);
+/* Number of rings (CPUs) and, for ring @i, its CPU and its records. */
+size_t mt_sbev_nrings(const struct mt_sbev *s);
+const struct mt_wbuf *mt_sbev_data(const struct mt_sbev *s, size_t i,
+    int *cpu);
+/* attr.sample_type of the events (the sample_id layout). */
+uint64_t mt_sbev_sample_type(const struct mt_sbev *s);
+/* Put the rings' fds (for poll) into @fds; returns how many (<= @max). */
+size_t mt_sbev_fds(const struct mt_sbev *s, int *fds, size_t max);
+/*
+ * Time conversion from the first ring's mmap page; cap_user_time_zero
+ * is 0 when the kernel offers none.  Returns 0, or -MT_E_INVAL.
+ */
+int mt_sbev_timeconv(const struct mt_sbev *s, struct mt_snap_timeconv *tc);
+
+/*
+ * One line naming the knob to turn for a perf_event_open failure with
+ * @err (errno) while opening @what: the perf_event_paranoid sysctl and
+ * its current value, CAP_PERFMON / CAP_SYS_ADMIN, RLIMIT_MEMLOCK.
+ */
+void mt_sbev_perm_hint(int err, const char *what, int kernel, char *msg,
+    size_t msgsz);
+
+#endif /* MT_CAPTURE_SBEVENT_H */

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Trigger selectors and uprobe events (see trigger.h).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <elfutils/libdw.h>
+#include <linux/perf_event.h>
+
+#include "elffile.h"
+#include "err.h"
+#include "proc.h"
+#include "sysfs.h"
+#include "trigger.h"
+
+/* ---- resolution ---- */
+
+/* File offset of file vaddr @va through the PT_LOAD segment holding it. */
+static int
+vaddr_to_off(const struct mt_elf *e, uint64_t va, uint64_t *off)
+{
+	const struct mt_elf_seg *s;
+	size_t n = mt_elf_segs(e, &s), i;
+
+	for (i = 0; i < n; i++)
+		if (va >= s[i].vaddr && va - s[i].vaddr < s[i].filesz) {
+			*off = va - s[i].vaddr + s[i].offset;
+			return 0;
+		}
+	return -MT_E_NOTFOUND;
+}
+
+static int
+read_orig(struct mt_trig_site *site)
+{
+	int fd = open(site->path, O_RDONLY | O_CLOEXEC);
+	int ok;
+
+	if (fd < 0)
+		return -MT_E_SYS;
+	ok = pread(fd, &site->orig, 1, (off_t)site->offset) == 1;
+	close(fd);
+	return ok ? 0 : -MT_E_SYS;
+}
+
+static int
+finish_site(struct mt_trig_site *site, struct mt_elf *e, uint64_t va,
+    const char *what, char *msg, size_t msgsz)
+{
+	if (vaddr_to_off(e, va, &site->offset) < 0) {
+		snprintf(msg, msgsz, "%s at 0x%llx is outside the loadable "
+		    "segments of '%s'", what, (unsigned long long)va,
+		    site->path);
+		return -MT_E_NOTFOUND;
+	}
+	site->vaddr = va;
+	if (read_orig(site) < 0) {
+		snprintf(msg, msgsz, "cannot read '%s'", site->path);
+		return -MT_E_SYS;
+	}
+	snprintf(site->desc, sizeof(site->desc), "%s in %s+0x%llx", what,
+	    site->path, (unsigned long long)site->offset);
+	return 0;
+}
+
+/* Look @name up among @path's function symbols. */
+static int
+sym_in(const char *path, const char *name, struct mt_trig_site *site,
+    char *msg, size_t msgsz)
+{
+	struct mt_elf *e;
+	const struct mt_elf_sym *syms;
+	size_t n, i;
+	int rc;
+
+	if (mt_elf_open(&e, path) < 0) {
+		snprintf(msg, msgsz, "cannot read ELF file '%s': %s", path,
+		    mt_elf_errmsg(NULL));
+		return -MT_E_ELF;
+	}
+	rc = mt_elf_syms(e, &syms, &n);
+	if (rc == 0) {
+		rc = -MT_E_NOTFOUND;
+		for (i = 0; i < n; i++)
+			if (syms[i].kind != MT_ELF_SYM_PLT &&
+			    strcmp(syms[i].name, name) == 0)
+				break;
+		if (i < n) {
+			snprintf(site->path, sizeof(site->path), "%s", path);
+			rc = finish_site(site, e, syms[i].start, name, msg,
+			    msgsz);
+		} else {
+			snprintf(msg, msgsz, "no function '%s' in '%s'%s",
+			    name, path, mt_elf_has_symtab(e) ? "" :
+			    " (it has no .symtab: only exported names)");
+		}
+	} else {
+		snprintf(msg, msgsz, "cannot read symbols of '%s': %s", path,
+		    mt_elf_errmsg(e));
+	}
+	mt_elf_free(e);
+	return rc;
+}
+
+static int
+resolve_line(const char *exe, const char *file, int line,
+    struct mt_trig_site *site, char *msg, size_t msgsz)
+{
+	Dwarf *dw;
+	Dwarf_Line **srcs = NULL;
+	size_t nsrcs = 0, i;
+	Dwarf_Addr best = 0;
+	int fd, found = 0, rc;
+	struct mt_elf *e;
+	char what[PATH_MAX + 16];
+
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(msg, msgsz, "cannot open '%s': %s", exe,
+		    strerror(errno));
+		return -MT_E_SYS;
+	}
+	dw = dwarf_begin(fd, DWARF_C_READ);
+	if (dw == NULL) {
+		close(fd);
+		snprintf(msg, msgsz, "'%s' has no DWARF line table (build "
+		    "with -g): %s", exe, dwarf_errmsg(-1));
+		return -MT_E_ELF;
+	}
+	if (dwarf_getsrc_file(dw, file, line, 0, &srcs, &nsrcs) == 0)
+		for (i = 0; i < nsrcs; i++) {
+			Dwarf_Addr a;
+
+			if (dwarf_lineaddr(srcs[i], &a) == 0 &&
+			    (!found || a < best)) {
+				best = a;
+				found = 1;
+			}
+		}
+	free(srcs);
+	dwarf_end(dw);
+	close(fd);
+	if (!found) {
+		snprintf(msg, msgsz, "no code for %s:%d in the line table of "
+		    "'%s'", file, line, exe);
+		return -MT_E_NOTFOUND;
+	}
+	if (mt_elf_open(&e, exe) < 0) {
+		snprintf(msg, msgsz, "cannot read ELF file '%s'", exe);
+		return -MT_E_ELF;
+	}
+	snprintf(site->path, sizeof(site->path), "%s", exe);
+	snprintf(what, sizeof(what), "%s:%d", file, line);
+	rc = finish_site(site, e, best, what, msg, msgsz);
+	mt_elf_free(e);
+	return rc;
+}
+
+/* attach: run-time address in a file mapping of @pid. */
+static int
+resolve_runtime_addr(pid_t pid, uint64_t addr, struct mt_trig_site *site,
+    char *msg, size_t msgsz)
+{
+	char path[64], line[1024];
+	FILE *fp;
+	struct mt_proc_map m;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fp = fopen(path, "re");
+	if (fp == NULL) {
+		snprintf(msg, msgsz, "cannot read '%s'", path);
+		return -MT_E_NOTFOUND;
+	}
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (mt_proc_parse_maps_line(line, &m) == 0 &&
+		    addr >= m.start && addr < m.end && m.path[0] == '/') {
+			found = 1;
+			break;
+		}
+	fclose(fp);
+	if (!found) {
+		snprintf(msg, msgsz, "0x%llx is not in a file mapping of "
+		    "process %d", (unsigned long long)addr, (int)pid);
+		return -MT_E_NOTFOUND;
+	}
+	snprintf(site->path, sizeof(site->path), "%s", m.path);
+	site->offset = addr - m.start + m.pgoff;
+	{
+		struct mt_elf *e;
+
+		site->vaddr = 0;
+		if (mt_elf_open(&e, m.path) == 0) {
+			(void)mt_elf_off_to_vaddr(e, site->offset,
+			    &site->vaddr);
+			mt_elf_free(e);
+		}
+	}
+	if (read_orig(site) < 0) {
+		snprintf(msg, msgsz, "cannot read '%s'", site->path);
+		return -MT_E_SYS;
+	}
+	snprintf(site->desc, sizeof(site->desc), "0x%llx in %s+0x%llx",
+	    (unsigned long long)addr, site->path,
+	    (unsigned long long)site->offset);
+	return 0;
+}
+
+static int
+all_digits(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* Attach without a DSO: the executable, then every mapped object. */
+static int
+sym_anywhere(pid_t pid, const char *exe, const char *name,
+    struct mt_trig_site *site, char *msg, size_t msgsz)
+{
+	char path[64], line[1024], first[256];
+	struct mt_proc_map m;
+	FILE *fp;
+	int rc;
+
+	rc = sym_in(exe, name, site, msg, msgsz);
+	if (rc != -MT_E_NOTFOUND || pid <= 0)
+		return rc;
+	snprintf(first, sizeof(first), "%s", msg);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fp = fopen(path, "re");
+	if (fp == NULL)
+		return rc;
+	while (rc == -MT_E_NOTFOUND && fgets(line, sizeof(line), fp)) {
+		if (mt_proc_parse_maps_line(line, &m) < 0 ||
+		    m.path[0] != '/' || !(m.prot & PROT_EXEC) ||
+		    strcmp(m.path, exe) == 0)
+			continue;
+		rc = sym_in(m.path, name, site, msg, msgsz);
+		if (rc == -MT_E_ELF)
+			rc = -MT_E_NOTFOUND;
+	}
+	fclose(fp);
+	if (rc == -MT_E_NOTFOUND)
+		snprintf(msg, msgsz, "%s, nor in the objects process %d maps "
+		    "(name the library: DSO:%s)", first, (int)pid, name);
+	return rc;
+}
+
+int
+mt_trig_resolve(const char *sel, pid_t pid, const char *exe,
+    struct mt_trig_site *site, char *msg, size_t msgsz)
+{
+	char dso[PATH_MAX], file[PATH_MAX];
+	const char *colon, *last;
+	struct mt_elf *e;
+	int rc;
+
+	memset(site, 0, sizeof(*site));
+	if (*sel == '\0') {
+		snprintf(msg, msgsz, "empty trigger");
+		return -MT_E_SYNTAX;
+	}
+	if (strncmp(sel, "addr:", 5) == 0) {
+		char *end;
+		unsigned long long a;
+
+		errno = 0;
+		a = strtoull(sel + 5, &end, 16);
+		if (sel[5] == '\0' || *end != '\0' || errno != 0) {
+			snprintf(msg, msgsz, "bad address in trigger '%s'",
+			    sel);
+			return -MT_E_SYNTAX;
+		}
+		if (pid > 0)
+			return resolve_runtime_addr(pid, a, site, msg, msgsz);
+		if (mt_elf_open(&e, exe) < 0) {
+			snprintf(msg, msgsz, "cannot read ELF file '%s'", exe);
+			return -MT_E_ELF;
+		}
+		snprintf(site->path, sizeof(site->path), "%s", exe);
+		rc = finish_site(site, e, a, sel, msg, msgsz);
+		mt_elf_free(e);
+		return rc;
+	}
+	if (strncmp(sel, "symbol:", 7) == 0)
+		return sym_anywhere(pid, exe, sel + 7, site, msg, msgsz);
+	if (strncmp(sel, "line:", 5) == 0)
+		sel += 5;
+	last = strrchr(sel, ':');
+	if (last != NULL && all_digits(last + 1) &&
+	    (size_t)(last - sel) < sizeof(file) && last != sel) {
+		memcpy(file, sel, (size_t)(last - sel));
+		file[last - sel] = '\0';
+		return resolve_line(exe, file, atoi(last + 1), site, msg,
+		    msgsz);
+	}
+	colon = strchr(sel, ':');
+	if (colon != NULL && colon != sel && colon[1] != ':' &&
+	    (size_t)(colon - sel) < sizeof(file)) {
+		memcpy(file, sel, (size_t)(colon - sel));
+		file[colon - sel] = '\0';
+		if (strchr(file, '/') != NULL || strstr(file, ".so") != NULL) {
+			if (mt_proc_find_dso(pid, file, dso, sizeof(dso)) <
+			    0) {
+				snprintf(msg, msgsz, "cannot find library "
+				    "'%s' (searched as the loader would: "
+				    "mappings, LD_LIBRARY_PATH, "
+				    "/etc/ld.so.cache, /lib, /usr/lib)", file);
+				return -MT_E_NOTFOUND;
+			}
+			return sym_in(dso, colon + 1, site, msg, msgsz);
+		}
+	}
+	return sym_anywhere(pid, exe, sel, site, msg, msgsz);
+}
+
+/* ---- uprobe events ---- */
+
+struct trig_ev {
+	int fd;
+	void *map;		/* 1 + 1 pages */
+	unsigned site;
+};
+
+struct mt_trig {
+	struct trig_ev *ev;
+	size_t nev;
+	size_t page;
+};
+
+#define TRIG_SAMPLE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
+
+int
+mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
+    size_t nsites, const char *sysfs_root, char *msg, size_t msgsz)
+{
+	struct mt_trig *t;
+	struct mt_pmu pmu;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	size_t i;
+	long c;
+	int rc;
+
+	*out = NULL;
+	rc = mt_pmu_read(&pmu, sysfs_root, "uprobe", msg, msgsz);
+	if (rc < 0) {
+		if (rc == -MT_E_NOPMU)
+			snprintf(msg, msgsz, "this kernel has no uprobe PMU "
+			    "(CONFIG_UPROBE_EVENTS): triggers need it");
+		return rc;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t == NULL || (t->ev = calloc(nsites * (size_t)ncpu,
+	    sizeof(*t->ev))) == NULL) {
+		free(t);
+		return -MT_E_NOMEM;
+	}
+	t->page = (size_t)sysconf(_SC_PAGESIZE);
+	for (i = 0; i < nsites; i++)
+		for (c = 0; c < ncpu; c++) {
+			struct perf_event_attr a;
+			struct trig_ev *ev = &t->ev[t->nev];
+			int fd, err;
+
+			memset(&a, 0, sizeof(a));
+			a.size = sizeof(a);
+			a.type = pmu.type;
+			a.config1 = (uint64_t)(uintptr_t)sites[i].path;
+			a.config2 = sites[i].offset;
+			a.sample_period = 1;
+			a.wakeup_events = 1;
+			a.sample_type = TRIG_SAMPLE;
+			fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)c,
+			    -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd < 0 && errno == ENODEV)
+				continue;	/* offline CPU */
+			if (fd < 0) {
+				err = errno;
+				snprintf(msg, msgsz, "cannot open the uprobe "
+				    "for trigger %s: %s%s", sites[i].desc,
+				    strerror(err), err == EACCES ||
+				    err == EPERM ? "; uprobe triggers need "
+				    "CAP_SYS_ADMIN (run as root)" : "");
+				mt_trig_free(t);
+				return err == EACCES || err == EPERM ?
+				    -MT_E_PERM : -MT_E_SYS;
+			}
+			ev->fd = fd;
+			ev->site = (unsigned)i;
+			ev->map = mmap(NULL, 2 * t->page, PROT_READ |
+			    PROT_WRITE, MAP_SHARED, fd, 0);
+			if (ev->map == MAP_FAILED) {
+				err = errno;
+				close(fd);
+				snprintf(msg, msgsz, "cannot map the uprobe "
+				    "ring: %s", strerror(err));
+				mt_trig_free(t);
+				return -MT_E_SYS;
+			}
+			t->nev++;
+		}
+	*out = t;
+	return 0;
+}
+
+void
+mt_trig_free(struct mt_trig *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nev; i++) {
+		munmap(t->ev[i].map, 2 * t->page);
+		close(t->ev[i].fd);
+	}
+	free(t->ev);
+	free(t);
+}
+
+size_t
+mt_trig_fds(const struct mt_trig *t, int *fds, size_t max)
+{
+	size_t i;
+
+	for (i = 0; t != NULL && i < t->nev && i < max; i++)
+		fds[i] = t->ev[i].fd;
+	return i;
+}
+
+size_t
+mt_trig_read(struct mt_trig *t, const pid_t *pids, size_t npids,
+    struct mt_trig_hit *hits, size_t max)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; t != NULL && i < t->nev; i++) {
+		struct perf_event_mmap_page *pg = t->ev[i].map;
+		const uint8_t *data = (const uint8_t *)pg + t->page;
+		uint64_t size = t->page, head, tail;
+
+		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		tail = pg->data_tail;
+		while (tail + 8 <= head) {
+			uint8_t rec[64];
+			uint16_t rsz;
+			uint32_t type;
+			uint64_t j;
+
+			for (j = 0; j < 8; j++)
+				rec[j] = data[(tail + j) & (size - 1)];
+			memcpy(&type, rec, 4);
+			memcpy(&rsz, rec + 6, 2);
+			if (rsz < 8 || tail + rsz > head)
+				break;
+			if (type == PERF_RECORD_SAMPLE && rsz >= 8 + 24 &&
+			    n < max) {
+				struct mt_trig_hit h;
+				uint32_t pt[2];
+				int ours = 0;
+
+				for (j = 0; j < 32; j++)
+					rec[j] = data[(tail + j) & (size - 1)];
+				memcpy(&h.ip, rec + 8, 8);
+				memcpy(pt, rec + 16, 8);
+				memcpy(&h.time, rec + 24, 8);
+				h.pid = pt[0];
+				h.tid = pt[1];
+				h.trigger = t->ev[i].site;
+				for (k = 0; k < npids; k++)
+					if ((pid_t)h.pid == pids[k])
+						ours = 1;
+				if (ours)
+					hits[n++] = h;
+			}
+			tail += rsz;
+		}
+		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return n;
+}

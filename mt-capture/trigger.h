@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Triggers: selectors resolved to (ELF file, file offset), and uprobe perf
+ * events that report every hit with time, pid, tid and ip (REFERENCE
+ * §2.9).
+ *
+ * Selector syntax (--trigger):
+ *   [DSO:]SYMBOL     a function symbol (.symtab or .dynsym) of the main
+ *                    executable (then, when attaching, of the objects it
+ *                    maps), or of DSO: a path, or a file name resolved as
+ *                    the target's loader would (its mappings, its
+ *                    LD_LIBRARY_PATH, /etc/ld.so.cache, the default
+ *                    directories), so a library the target dlopens later
+ *                    can be named: libm.so.6:cos.  C++ names may hold
+ *                    "::"; a prefix is a DSO only if it holds '/' or ".so".
+ *   addr:0xADDR      attach: a run-time address in a file mapping of the
+ *                    first target; run: a file address (as nm prints it)
+ *                    in the executable, since run-time addresses of a PIE
+ *                    are not known before it starts.
+ *   FILE:LINE        the lowest address DWARF's line table gives for that
+ *                    source line in the main executable (line:FILE:LINE
+ *                    too).  symbol:NAME forces a symbol.
+ *
+ * Events: one uprobe event per (selector, CPU) with pid -1: the kernel
+ * fires it in whichever thread of whichever process executes the
+ * instruction, so threads created later and libraries loaded later are
+ * covered; hits of processes that are not targets are ignored.  Why not
+ * per target process: a uprobe event bound to a task fires only in that
+ * thread, and one opened with inherit makes the target's clone() fail
+ * (the child event would re-read attr.config1, a pointer into our address
+ * space).  The price: while recording, other processes that run the same
+ * function also take the uprobe trap.  Needs CAP_SYS_ADMIN (uprobes are
+ * never allowed unprivileged).  Never prints.
+ */
+#ifndef MT_CAPTURE_TRIGGER_H
+#define MT_CAPTURE_TRIGGER_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A resolved selector. */
+struct mt_trig_site {
+	char path[PATH_MAX];	/* ELF file (real path) */
+	uint64_t offset;	/* file offset of the instruction */
+	uint64_t vaddr;		/* its file virtual address */
+	uint8_t orig;		/* the byte at offset (under the int3) */
+	char desc[PATH_MAX + 64];	/* e.g. "cos in /usr/lib/.../libm.so.6" */
+};
+
+/*
+ * Resolve selector @sel for process @pid (attach) or, with @pid <= 0,
+ * for the program @exe about to be run.  Returns 0, or -MT_E_SYNTAX /
+ * -MT_E_NOTFOUND / -MT_E_ELF with a one-line reason in @msg.
+ */
+int mt_trig_resolve(const char *sel, pid_t pid, const char *exe,
+    struct mt_trig_site *site, char *msg, size_t msgsz);
+
+/* A hit read from an event. */
+struct mt_trig_hit {
+	uint64_t time;		/* perf clock ns */
+	uint32_t pid, tid;
+	uint64_t ip;
+	unsigned trigger;	/* index given to mt_trig_open */
+};
+
+struct mt_trig;
+
+/*
+ * Open the uprobe events of @nsites sites on every CPU (uprobe PMU type
+ * from @sysfs_root).  Returns 0, or -MT_E_NOPMU / -MT_E_PERM / -MT_E_SYS
+ * with a one-line reason in @msg.
+ */
+int mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
+    size_t nsites, const char *sysfs_root, char *msg, size_t msgsz);
+void mt_trig_free(struct mt_trig *t);
+/* fds to poll (readable when hits are pending); returns count. */
+size_t mt_trig_fds(const struct mt_trig *t, int *fds, size_t max);
+/*
+ * Move pending hits of processes in @pids into @hits (at most @max);
+ * returns how many.  Hits of other processes are dropped.
+ */
+size_t mt_trig_read(struct mt_trig *t, const pid_t *pids, size_t npids,
+    struct mt_trig_hit *hits, size_t max);
+
+#endif /* MT_CAPTURE_TRIGGER_H */
