@@ -9,9 +9,11 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <intel-pt.h>
@@ -132,15 +134,22 @@ print_stats(const struct decode_stats *st)
 	fprintf(stderr, "walk-mismatches: %" PRIu64 "\n", st->walk_mismatch);
 }
 
-/* Open the output: a temporary name beside @path, renamed when done. */
+/*
+ * Open the output: a temporary name beside @path, renamed when done.  An
+ * existing @path that is not a regular file (/dev/null, a FIFO, a
+ * terminal) is written in place: a rename would replace the device.
+ */
 static int
 open_out(const char *path, char **tmp)
 {
+	struct stat sb;
 	int fd;
 
 	*tmp = NULL;
 	if (strcmp(path, "-") == 0)
 		return STDOUT_FILENO;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return open(path, O_WRONLY | O_CLOEXEC);
 	if (asprintf(tmp, "%s.tmpXXXXXX", path) < 0)
 		return -1;
 	fd = mkstemp(*tmp);
@@ -217,6 +226,9 @@ main(int argc, char **argv)
 	struct mt_snap_diag d;
 	int fd, rc;
 
+	/* A reader that exits early ends us quietly, even if our parent
+	 * ignored SIGPIPE (we would otherwise report EPIPE). */
+	signal(SIGPIPE, SIG_DFL);
 	o.d.warn = warn_cb;
 	o.d.warn_arg = &o;
 	if (parse_args(&o, argc, argv) != 0)

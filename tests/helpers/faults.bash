@@ -1,0 +1,52 @@
+# Helpers of the fault-injection tests (tests/mt-*-faults.bats); sourced.
+#
+#   tiny_fs DIR [SIZE]   mount a tmpfs of SIZE (default 64k) on DIR: a disk
+#                        that fills up.  Needs root (or user namespaces:
+#                        then the test re-runs itself inside `unshare -rm`).
+#   tiny_fs_done DIR     unmount it
+#   pipe_head CMD...     run "CMD | head -1" with CMD's stderr in
+#                        $BATS_TEST_TMPDIR/err and its exit status in
+#                        $pstatus, head's output in $pout
+#   pipe_head_ign ...    the same with SIGPIPE ignored by the parent (as
+#                        some CI runners and Python's subprocess leave it)
+#   device_node PATH     a /dev/full-like character device at PATH
+
+tiny_fs() {
+	mkdir -p "$1"
+	mount -t tmpfs -o "size=${2:-64k},mode=0755" tmpfs "$1"
+}
+
+tiny_fs_done() {
+	umount "$1" 2>/dev/null || true
+}
+
+pipe_head() {
+	local e="$BATS_TEST_TMPDIR/err"
+	pout=$(bash -c '"$@" 2>"'"$e"'" | head -1; echo "status=${PIPESTATUS[0]}"' _ "$@")
+	pstatus=${pout##*status=}
+	pout=${pout%status=*}
+	pout=${pout%$'\n'}
+	perr=$(cat "$e")
+}
+
+pipe_head_ign() {
+	local e="$BATS_TEST_TMPDIR/err"
+	pout=$(bash -c 'trap "" PIPE; "$@" 2>"'"$e"'" | head -1; echo "status=${PIPESTATUS[0]}"' _ "$@")
+	pstatus=${pout##*status=}
+	pout=${pout%status=*}
+	pout=${pout%$'\n'}
+	perr=$(cat "$e")
+}
+
+device_node() {
+	mknod "$1" c 1 7	# the same device as /dev/full
+}
+
+# A snapshot whose file header says major version $2 (from snapshot $1).
+# The major version is u16 LE at offset 8 and is checked before the
+# header checksum, as docs/formats/snapshot.md says readers must.
+newer_major() {
+	cp "$1" "$3"
+	printf "$(printf '\\x%02x\\x%02x' $(($2 & 255)) $(($2 >> 8)))" |
+		dd of="$3" bs=1 seek=8 conv=notrunc status=none
+}
