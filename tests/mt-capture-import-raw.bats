@@ -1,0 +1,81 @@
+#!/usr/bin/env bats
+# mt-capture import-raw: a snapshot from raw PT bytes plus memory images
+# (ptxed-style FILE[:OFFSET[-SIZE]]@ADDR and kAFL/Nyx page dumps).
+
+setup() {
+	D="$BATS_FILE_TMPDIR"
+	[ -x "$D/ptgen" ] || cc -O1 -o "$D/ptgen" "$MT_ROOT/tests/helpers/ptgen.c" -lipt
+	"$D/ptgen" code "$D/code.bin"
+	"$D/ptgen" calls "$D/calls.pt"
+}
+
+@test "import-raw: image with offset and size, filter and cpu land in the snapshot" {
+	# 16 junk bytes, then the code: map 0x70 bytes from offset 16
+	{ head -c 16 /dev/zero; cat "$D/code.bin"; } > "$D/padded.bin"
+	run mt-capture import-raw --pt "$D/calls.pt" --cpu 6/85/4 \
+		--filter 0x400000-0x400fff -o "$D/a.snap" "$D/padded.bin:16-0x70@0x400000"
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$D/a.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cpu: GenuineIntel family 6 model 85 stepping 4"* ]]
+	[[ "$output" == *"  filter 0: 0x400000-0x400fff filter"* ]]
+	[[ "$output" == *"  blob kind 3 pid 0 0x400000 112 bytes $D/padded.bin"* ]]
+	run mt-decode --stats -o "$D/a.ev" "$D/a.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"instructions: 19"* ]]
+	[[ "$output" == *"errors: 0"* ]]
+}
+
+@test "import-raw: --pages maps each page at its address" {
+	# two pages: the code at 0x400000, zeros at 0x401000 (listed in reverse)
+	{ head -c 4096 /dev/zero; cat "$D/code.bin"; head -c $((4096 - 0x70)) /dev/zero; } > "$D/dump"
+	printf '\000\020\100\000\000\000\000\000\000\000\100\000\000\000\000\000' > "$D/addr"
+	run mt-capture import-raw --pt "$D/calls.pt" --pages "$D/addr,$D/dump" -o "$D/p.snap"
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$D/p.snap"
+	[[ "$output" == *"code blobs: 2, 8192 bytes"* ]]
+	[[ "$output" == *"blob kind 3 pid 0 0x401000 4096 bytes $D/dump"* ]]
+	[[ "$output" == *"blob kind 3 pid 0 0x400000 4096 bytes $D/dump"* ]]
+	run mt-decode --stats -o "$D/p.ev" "$D/p.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"instructions: 19"* ]]
+	run grep '^mod ' "$D/p.ev"
+	[ "$output" = "mod 0 0x401000 0x402000 0 - $D/dump
+mod 0 0x400000 0x401000 0 - $D/dump" ]
+}
+
+@test "import-raw: a truncated address file or a short dump is an error, exit 1" {
+	printf '\000\000\100\000\000' > "$D/badaddr"
+	run mt-capture import-raw --pt "$D/calls.pt" --pages "$D/badaddr,$D/code.bin" -o "$D/x.snap"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: '$D/badaddr': truncated address at offset 0" ]
+	printf '\000\000\100\000\000\000\000\000' > "$D/oneaddr"
+	run mt-capture import-raw --pt "$D/calls.pt" --pages "$D/oneaddr,$D/code.bin" -o "$D/x.snap"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: '$D/code.bin': 1 pages listed but the dump ends at offset 112" ]
+	[ ! -e "$D/x.snap" ]
+}
+
+@test "import-raw: bad arguments are usage errors, exit 2" {
+	run mt-capture import-raw -o "$D/x.snap"
+	[ "$status" -eq 2 ]
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" --filter 0x500-0x400
+	[ "$status" -eq 2 ]
+	[[ "$output" == "mt-capture: bad --filter '0x500-0x400'"* ]]
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" --cpu 6/85
+	[ "$status" -eq 2 ]
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" "$D/code.bin"
+	[ "$status" -eq 2 ]
+	[ "$output" = "mt-capture: bad image '$D/code.bin' (want file[:offset[-size]]@addr)" ]
+	[ ! -e "$D/x.snap" ]
+}
+
+@test "import-raw: a missing file or an image past its end is exit 1" {
+	run mt-capture import-raw --pt "$D/nonexistent" -o "$D/x.snap"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "mt-capture: cannot read '$D/nonexistent': No such file"* ]]
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" "$D/code.bin:0x60-0x20@0x400000"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"past the end of the file (112 bytes)" ]]
+	[ ! -e "$D/x.snap" ]
+}
