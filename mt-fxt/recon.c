@@ -463,7 +463,8 @@ apply(struct recon *r, struct rthread *rt, uint64_t ts, const struct bev *e)
 	rt->last = ts;
 	switch (e->kind) {
 	case MT_EV_CALL:
-		if (!infer_source(r, rt, e->loc[0], e->a[0]))
+		if (!infer_source(r, rt, e->loc[0], e->a[0]) &&
+		    !seg_empty(rt))
 			check_current(r, rt, ts, e->loc[0], e->a[0]);
 		push_loc(r, rt, ts, e->loc[1], e->a[1], 0);
 		break;
