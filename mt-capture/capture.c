@@ -1278,9 +1278,6 @@ mt_cap_main(const struct mt_cap_opts *o)
 		ev = c->ops->run(c);
 		if (ev < 0) {
 			warnx("recording failed: %s", mt_strerror(ev));
-			if (c->nsnapshots == 0 &&
-			    take_snapshot(c, MT_CAP_EV_EXIT) == 0)
-				status = 0;
 			goto out;
 		}
 		if (ev == MT_CAP_EV_TRIGGER) {

@@ -3,6 +3,7 @@
  * Trigger selectors and uprobe events (see trigger.h).
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include <elfutils/libdw.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <linux/perf_event.h>
 
 #include "elffile.h"
@@ -72,41 +75,123 @@ finish_site(struct mt_trig_site *site, struct mt_elf *e, uint64_t va,
 	return 0;
 }
 
+/*
+ * The implementation an IFUNC symbol resolves to on this CPU: load the
+ * library here and ask the dynamic linker (the target, on this host,
+ * gets the same answer).  Returns its file vaddr, or 0.
+ */
+static uint64_t
+ifunc_target(const char *path, const char *name)
+{
+	void *h, *sym;
+	Dl_info info;
+	uint64_t va = 0;
+
+	h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+	if (h == NULL)
+		return 0;
+	sym = dlsym(h, name);
+	if (sym != NULL && dladdr(sym, &info) != 0 && info.dli_fbase != NULL)
+		va = (uint64_t)((uintptr_t)sym - (uintptr_t)info.dli_fbase);
+	dlclose(h);
+	return va;
+}
+
+/* Find function @name (version suffix ignored) in .symtab or .dynsym. */
+static int
+find_func(const char *path, const char *name, uint64_t *va, int *ifunc)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t nlen = strlen(name);
+	int fd, found = 0;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -MT_E_SYS;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf == NULL) {
+		close(fd);
+		return -MT_E_ELF;
+	}
+	while (!found && (scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *d;
+		size_t i, n;
+
+		if (gelf_getshdr(scn, &sh) == NULL || (sh.sh_type !=
+		    SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    sh.sh_entsize == 0 || (d = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n && !found; i++) {
+			GElf_Sym sym;
+			const char *sn;
+			int t;
+
+			if (gelf_getsym(d, (int)i, &sym) == NULL ||
+			    sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+				continue;
+			t = GELF_ST_TYPE(sym.st_info);
+			if (t != STT_FUNC && t != STT_GNU_IFUNC)
+				continue;
+			sn = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (sn == NULL || strncmp(sn, name, nlen) != 0 ||
+			    (sn[nlen] != '\0' && sn[nlen] != '@'))
+				continue;
+			*va = sym.st_value;
+			*ifunc = t == STT_GNU_IFUNC;
+			found = 1;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found ? 0 : -MT_E_NOTFOUND;
+}
+
 /* Look @name up among @path's function symbols. */
 static int
 sym_in(const char *path, const char *name, struct mt_trig_site *site,
     char *msg, size_t msgsz)
 {
 	struct mt_elf *e;
-	const struct mt_elf_sym *syms;
-	size_t n, i;
-	int rc;
+	uint64_t va = 0;
+	int ifunc = 0, rc;
+	char what[300];
 
 	if (mt_elf_open(&e, path) < 0) {
 		snprintf(msg, msgsz, "cannot read ELF file '%s': %s", path,
 		    mt_elf_errmsg(NULL));
 		return -MT_E_ELF;
 	}
-	rc = mt_elf_syms(e, &syms, &n);
-	if (rc == 0) {
-		rc = -MT_E_NOTFOUND;
-		for (i = 0; i < n; i++)
-			if (syms[i].kind != MT_ELF_SYM_PLT &&
-			    strcmp(syms[i].name, name) == 0)
-				break;
-		if (i < n) {
-			snprintf(site->path, sizeof(site->path), "%s", path);
-			rc = finish_site(site, e, syms[i].start, name, msg,
-			    msgsz);
-		} else {
-			snprintf(msg, msgsz, "no function '%s' in '%s'%s",
-			    name, path, mt_elf_has_symtab(e) ? "" :
-			    " (it has no .symtab: only exported names)");
-		}
-	} else {
-		snprintf(msg, msgsz, "cannot read symbols of '%s': %s", path,
-		    mt_elf_errmsg(e));
+	rc = find_func(path, name, &va, &ifunc);
+	if (rc < 0) {
+		snprintf(msg, msgsz, "no function '%s' in '%s'%s", name, path,
+		    mt_elf_has_symtab(e) ? "" :
+		    " (it has no .symtab: only exported names)");
+		mt_elf_free(e);
+		return -MT_E_NOTFOUND;
 	}
+	snprintf(what, sizeof(what), "%s", name);
+	if (ifunc) {
+		/* The symbol is a resolver that runs once, at binding. */
+		uint64_t impl = ifunc_target(path, name);
+
+		if (impl == 0 || mt_elf_type(e) != MT_ELF_DYN) {
+			snprintf(msg, msgsz, "'%s' in '%s' is an IFUNC whose "
+			    "implementation could not be found; name the "
+			    "implementation (e.g. with addr:)", name, path);
+			mt_elf_free(e);
+			return -MT_E_NOTFOUND;
+		}
+		va = impl;
+		snprintf(what, sizeof(what), "%s (IFUNC, this CPU's "
+		    "implementation at 0x%llx)", name,
+		    (unsigned long long)impl);
+	}
+	snprintf(site->path, sizeof(site->path), "%s", path);
+	rc = finish_site(site, e, va, what, msg, msgsz);
 	mt_elf_free(e);
 	return rc;
 }

@@ -1,0 +1,49 @@
+# Shared by tests/mt-capture-*.bats: build the small test targets of
+# tests/data/capture into $T, and helpers to start mt-capture in the
+# background and wait until it records (--ready-fd).
+
+build_targets() {
+	export T="$BATS_FILE_TMPDIR"
+	cc -O1 -g -o "$T/loop" "$MT_ROOT/tests/data/capture/loop.c"
+	cc -O1 -g -pthread -o "$T/worker" "$MT_ROOT/tests/data/capture/worker.c"
+	cc -O1 -g -o "$T/dl" "$MT_ROOT/tests/data/capture/dl.c" -ldl
+}
+
+# start_capture ARGS...: run mt-capture ARGS in the background with
+# --ready-fd 3 and wait (30 s at most) for its ready byte.  Sets CAP_PID;
+# its stderr goes to $T/cap.err, its status to $T/cap.status.
+start_capture() {
+	rm -f "$T/ready" "$T/cap.status"
+	mkfifo "$T/ready"
+	exec 5<>"$T/ready"
+	( mt-capture "$@" --ready-fd 3 3>"$T/ready" 2>"$T/cap.err" >"$T/cap.out"
+	  echo $? > "$T/cap.status" ) &
+	CAP_PID=$!
+	local b=""
+	read -r -n 1 -t 30 -u 5 b || true
+	exec 5<&-
+	[ "$b" = "r" ]
+	# the subshell's child is mt-capture itself
+	CAP_PID=$(pgrep -P "$CAP_PID" -x mt-capture)
+	[ -n "$CAP_PID" ]
+}
+
+# wait_capture: wait (30 s at most) for the background mt-capture; sets
+# CAP_STATUS.
+wait_capture() {
+	local i
+	for i in $(seq 300); do
+		[ -s "$T/cap.status" ] && break
+		sleep 0.1
+	done
+	CAP_STATUS=$(cat "$T/cap.status")
+}
+
+# not_stopped_nor_traced PID: the process runs free.
+not_stopped_nor_traced() {
+	local st tr
+	st=$(awk '/^State:/ {print $2}' "/proc/$1/status")
+	tr=$(awk '/^TracerPid:/ {print $2}' "/proc/$1/status")
+	[ "$tr" = "0" ]
+	[ "$st" != "T" ] && [ "$st" != "t" ]
+}
