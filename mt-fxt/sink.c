@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -132,6 +133,13 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 			free(s->tmp);
 			s->tmp = NULL;
 			goto bad;
+		}
+		/* mkstemp makes 0600; give the file the usual mode. */
+		{
+			mode_t um = umask(0);
+
+			umask(um);
+			fchmod(s->fd, 0666 & ~um);
 		}
 	}
 	if (level > 0) {

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# mt-fxt output handling: gzip by name or --level, plain FXT, standard
+# output (never a terminal), temporary file renamed only when complete,
+# errors with line and field, exit statuses 0/1/2.
+
+D="$MT_ROOT/tests/data/fxt"
+CHK="$MT_ROOT/tests/helpers/fxt-check"
+
+magic() {
+	od -An -tx1 -N8 "$1" | tr -d ' \n'
+}
+
+@test "mt-fxt: -o x.fxt.gz writes gzip (level 6) holding a valid FXT" {
+	run mt-fxt -o "$BATS_TEST_TMPDIR/t.fxt.gz" "$D/basic.events"
+	[ "$status" -eq 0 ]
+	[ "$(magic "$BATS_TEST_TMPDIR/t.fxt.gz" | cut -c1-4)" = 1f8b ]
+	gzip -dc "$BATS_TEST_TMPDIR/t.fxt.gz" > "$BATS_TEST_TMPDIR/t.fxt"
+	[ "$(magic "$BATS_TEST_TMPDIR/t.fxt")" = 1000044678541600 ]
+	run "$CHK" "$BATS_TEST_TMPDIR/t.fxt.gz"
+	[ "$status" -eq 0 ]
+}
+
+@test "mt-fxt: -o x.fxt writes plain FXT, magic first" {
+	run mt-fxt -o "$BATS_TEST_TMPDIR/t.fxt" "$D/basic.events"
+	[ "$status" -eq 0 ]
+	[ "$(magic "$BATS_TEST_TMPDIR/t.fxt")" = 1000044678541600 ]
+}
+
+@test "mt-fxt: --level picks the gzip level, 0 is plain" {
+	run mt-fxt --level 1 -o "$BATS_TEST_TMPDIR/a.fxt" "$D/basic.events"
+	[ "$status" -eq 0 ]
+	[ "$(magic "$BATS_TEST_TMPDIR/a.fxt" | cut -c1-4)" = 1f8b ]
+	run mt-fxt -l 0 -o "$BATS_TEST_TMPDIR/b.fxt.gz" "$D/basic.events"
+	[ "$status" -eq 0 ]
+	[ "$(magic "$BATS_TEST_TMPDIR/b.fxt.gz")" = 1000044678541600 ]
+	run mt-fxt --level 10 "$D/basic.events"
+	[ "$status" -eq 2 ]
+}
+
+@test "mt-fxt: FXT on standard output is gzip; stdin is read without operand" {
+	mt-fxt < "$D/basic.events" > "$BATS_TEST_TMPDIR/o.gz"
+	[ "$(magic "$BATS_TEST_TMPDIR/o.gz" | cut -c1-4)" = 1f8b ]
+	run "$CHK" "$BATS_TEST_TMPDIR/o.gz"
+	[ "$status" -eq 0 ]
+}
+
+@test "mt-fxt: refuses to write FXT to a terminal (exit 2)" {
+	run script -qec "mt-fxt -o - '$D/basic.events'" /dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"refusing to write binary data to a terminal"* ]]
+}
+
+@test "mt-fxt: a malformed line gives file, line and field, exit 1, no output left" {
+	printf 'mt-events 1.0\nthread 1 1 a\ncall 10 1 0x12g 0x20\n' > "$BATS_TEST_TMPDIR/bad.events"
+	run mt-fxt -o "$BATS_TEST_TMPDIR/bad.fxt" "$BATS_TEST_TMPDIR/bad.events"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-fxt: $BATS_TEST_TMPDIR/bad.events: line 3: field 3: bad address '0x12g'" ]
+	run ls -A "$BATS_TEST_TMPDIR"
+	[ "$output" = "bad.events" ]
+}
+
+@test "mt-fxt: a loc naming an undefined fn is an error with its line" {
+	printf 'mt-events 1.0\nfn 1 0x10 a f\nloc 1 0x10 2:0:0\n' > "$BATS_TEST_TMPDIR/l.events"
+	run mt-fxt -o "$BATS_TEST_TMPDIR/l.fxt" "$BATS_TEST_TMPDIR/l.events"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "mt-fxt: $BATS_TEST_TMPDIR/l.events: line 3: "* ]]
+}
+
+@test "mt-fxt: not an event stream, missing input: exit 1" {
+	run mt-fxt -o "$BATS_TEST_TMPDIR/x.fxt" "$D/basic.expected"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"line 1"* ]]
+	run mt-fxt -o "$BATS_TEST_TMPDIR/x.fxt" "$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "mt-fxt: cannot open"* ]]
+}
+
+@test "mt-fxt: usage errors exit 2, -h exits 0" {
+	run mt-fxt --no-such-option
+	[ "$status" -eq 2 ]
+	run mt-fxt -F xml "$D/basic.events"
+	[ "$status" -eq 2 ]
+	run mt-fxt --min-duration 5parsecs "$D/basic.events"
+	[ "$status" -eq 2 ]
+	run mt-fxt -o "$D/basic.events" "$D/basic.events"
+	[ "$status" -eq 2 ]
+	run mt-fxt -h
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "usage: mt-fxt "* ]]
+}
+
+@test "mt-fxt: an unwritable output directory is an error, exit 1" {
+	run mt-fxt -o /nonexistent-dir/t.fxt "$D/basic.events"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "mt-fxt: cannot create"* ]]
+}
