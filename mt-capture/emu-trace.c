@@ -427,24 +427,39 @@ thread_gone(struct mt_emu_trace *t, struct thr *th, int status)
 	}
 }
 
-/* Account for the instruction at th->ip, which brought the IP to @rip. */
+/*
+ * Account for instruction @in, after which the IP was @rip.  @depth
+ * counts instructions retired in the same step: under a hypervisor the
+ * trap after an emulated instruction (cpuid) comes one instruction late.
+ */
 static int
-retire(struct mt_emu_trace *t, struct thr *th, uint64_t rip)
+retire(struct mt_emu_trace *t, struct thr *th, const struct mt_emu_insn *in,
+    uint64_t rip, int depth)
 {
-	const struct mt_emu_insn *in = &th->insn;
-	uint64_t from = th->ip, fall = th->ip + in->len;
+	uint64_t from = in->ip, fall = in->ip + in->len;
 	struct mt_emu_pt *pt = th->pt;
+	struct mt_emu_insn next;
+	struct proc *p;
 	int rc = 0;
 
 	if (in->rep && rip == from)
 		return 0;	/* one iteration of a rep string insn */
+	if (in->cls == MT_EMU_I_OTHER && rip == from)
+		return 0;	/* a stop with nothing retired (after exec) */
 	t->clock++;
 	t->st.insns++;
 	switch (in->cls) {
 	case MT_EMU_I_OTHER:
-		if (rip != fall)
-			goto odd;
-		break;
+		if (rip == fall)
+			break;
+		p = proc_find(t, th->pid);
+		if (depth < 2 && p != NULL &&
+		    mt_emu_code_get(p->code, th->tid, fall, &next) == 0 &&
+		    next.cls != MT_EMU_I_SYSCALL && next.cls != MT_EMU_I_INT) {
+			t->st.late++;
+			return retire(t, th, &next, rip, depth + 1);
+		}
+		goto odd;
 	case MT_EMU_I_JCC:
 		gt(t, th->tid, rip != fall ? "jcc" : "jcc-nt", from, rip);
 		if (pt != NULL)
@@ -488,18 +503,20 @@ retire(struct mt_emu_trace *t, struct thr *th, uint64_t rip)
 		th->in_syscall = 0;
 		if (th->sysno == SYS_mmap || th->sysno == SYS_munmap ||
 		    th->sysno == SYS_mprotect || th->sysno == SYS_mremap) {
-			struct proc *p = proc_find(t, th->pid);
-
-			if (p != NULL)
+			if ((p = proc_find(t, th->pid)) != NULL)
 				mt_emu_code_flush(p->code);
 		}
 		{
 			struct timespec now;
 			double ns;
 
+			/* Real time counts only while nothing else ran: the
+			 * stepping of other threads is far slower than they
+			 * would run, and their instructions already moved the
+			 * clock. */
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			ns = ts_diff(&th->sys_t0, &now) * 1e9;
-			if (ns > 1e6) {
+			if (ns > 1e6 && t->clock == th->sys_clock + 1) {
 				uint64_t end = th->sys_clock +
 				    (uint64_t)(ns * t->o.tsc_per_ns);
 
@@ -570,7 +587,7 @@ step_done(struct mt_emu_trace *t, struct thr *th)
 		fetch(t, th);
 		return rc;
 	}
-	if ((rc = retire(t, th, r.rip)) < 0)
+	if ((rc = retire(t, th, &th->insn, r.rip, 0)) < 0)
 		return rc;
 	if (r.rip != th->ip) {
 		th->ip = r.rip;

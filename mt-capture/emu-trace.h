@@ -19,7 +19,8 @@
  * The virtual clock: one TSC tick per instruction retired by any traced
  * thread, starting at the host's TSC when stepping starts (or 0 without a
  * usable time conversion); a system call that takes more than 1 ms of real
- * time moves the clock to at least its real end.
+ * time while no other traced thread retires an instruction moves the clock
+ * to its real end.
  */
 #ifndef MT_EMU_TRACE_H
 #define MT_EMU_TRACE_H
@@ -69,6 +70,7 @@ struct mt_emu_trace_stats {
 	uint64_t syscalls;
 	uint64_t threads;	/* threads traced */
 	uint64_t odd;		/* stops the model did not expect */
+	uint64_t late;		/* steps that retired two instructions */
 	double seconds;		/* wall time spent stepping */
 };
 

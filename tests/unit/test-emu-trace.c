@@ -23,6 +23,7 @@
 #include "tap.h"
 
 #define MAXT 8
+#define TSC0 1000000ull
 
 struct tbuf {
 	pid_t tid;
@@ -163,7 +164,7 @@ trace_prog(const char *prog, struct run *r, const char *gtpath,
 	o.start_at = "main";
 	o.ground_truth = gt;
 	o.poll_every = 1;
-	o.tsc0 = 1000000;
+	o.tsc0 = TSC0;
 	h.ctx = r;
 	h.thread_new = h_thread_new;
 	h.proc_exit = h_proc_exit;
@@ -226,7 +227,8 @@ seq_add(struct seq *s, const char *kind, uint64_t from, uint64_t to)
 
 /* Decode one thread's packets: calls and returns, and the error count. */
 static int
-decode(const struct tbuf *b, const char *maps, struct seq *out)
+decode(const struct tbuf *b, const char *maps, struct seq *out,
+    uint64_t *tsc_end)
 {
 	struct pt_block_decoder *dec;
 	struct pt_config cfg;
@@ -285,6 +287,14 @@ decode(const struct tbuf *b, const char *maps, struct seq *out)
 			}
 			if (st < 0)
 				break;
+		}
+		{
+			uint32_t lm, lc;
+			uint64_t tsc;
+
+			if (pt_blk_time(dec, &tsc, &lm, &lc) >= 0 &&
+			    tsc > *tsc_end)
+				*tsc_end = tsc;
 		}
 		if (st < 0 && st != -pte_eos) {
 			uint64_t off = 0;
@@ -348,7 +358,14 @@ check_prog(const char *src, size_t want_threads, uint64_t want_signals)
 		struct seq dec = { 0 }, want = { 0 };
 		int errors;
 
-		errors = decode(&r.t[i], r.maps, &dec);
+		uint64_t tsc_end = 0;
+
+		errors = decode(&r.t[i], r.maps, &dec, &tsc_end);
+		/* The virtual clock: one tick per instruction from tsc0. */
+		printf("# thread %d: last time %llu\n", (int)r.t[i].tid,
+		    (unsigned long long)tsc_end);
+		CHECK(tsc_end > TSC0);
+		CHECK(tsc_end <= TSC0 + st.insns + 1000);
 		ground_truth(gtpath, r.t[i].tid, &want);
 		CHECK_EQ_U64(errors, 0);
 		CHECK(want.n > 0);
