@@ -101,7 +101,7 @@ $(O)/tests/%: tests/unit/%.c $(PROG_LIBS) $(LIBCOMMON)
 # MT_TESTS narrows the run: make check MT_TESTS='tests/unit/test-snap.c tests/mt-fxt-*.bats'
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
-	MT_BUILD=$(abspath $(O)) tests/helpers/run-tests $(MT_TESTS)
+	MT_BUILD=$(abspath $(O)) MT_SANITIZE=$(SANITIZE) tests/helpers/run-tests $(MT_TESTS)
 
 deps:
 	@tests/helpers/deps
@@ -121,6 +121,8 @@ install: all
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	for f in docs/man/*.1; do [ -f "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man1/; done; true
 	for f in docs/man/*.5; do [ -f "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man5/; done; true
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	for p in $(PROGS); do install -m 644 docs/bash-completion/mt $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$p; done
 
 clean:
 	rm -rf $(O) $(DEMOS)
