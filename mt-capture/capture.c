@@ -576,6 +576,11 @@ spawn(struct mt_cap *c)
 		/* Wait until the events are open; EOF: we died, give up. */
 		if (read(gate[0], &b, 1) != 1 || b != 'g')
 			_exit(127);
+		/* With -o - our stdout carries the snapshot: the program
+		 * writes to stderr instead. */
+		if (strcmp(c->o->output, "-") == 0 &&
+		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(127);
 		execvp(c->o->argv[0], c->o->argv);
 		e = errno;
 		(void)!write(ex[1], &e, sizeof(e));

@@ -16,7 +16,7 @@ start_capture() {
 	rm -f "$T/ready" "$T/cap.status"
 	mkfifo "$T/ready"
 	exec 5<>"$T/ready"
-	( mt-capture "$@" --ready-fd 3 3>"$T/ready" 2>"$T/cap.err" >"$T/cap.out"
+	( mt-capture "$1" --ready-fd 3 "${@:2}" 3>"$T/ready" 2>"$T/cap.err" >"$T/cap.out"
 	  echo $? > "$T/cap.status" ) &
 	CAP_PID=$!
 	local b=""
