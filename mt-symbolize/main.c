@@ -1,12 +1,164 @@
 /* SPDX-License-Identifier: MIT */
-/* mt-symbolize: placeholder main until its issue lands. */
+/*
+ * mt-symbolize: reads the event stream (docs/formats/events.md) and writes
+ * it back with every address resolved to functions, source lines and
+ * inlined frames (file, fn and loc records, @LOC fields).  With -e FILE it
+ * acts as binutils addr2line instead.  This file only wires: options, then
+ * sym_stream_run() or sym_a2l_run().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "a2l.h"
+#include "dso.h"
+#include "err.h"
+#include "stream.h"
+
+#define MAX_DIRS 64
+#define MAX_MAPS 64
+
+enum { OPT_NO_DEMANGLE = 256, OPT_PERF_MAP, OPT_KALLSYMS };
+
+static const struct option longopts[] = {
+	{ "addresses", no_argument, NULL, 'a' },
+	{ "demangle", no_argument, NULL, 'C' },
+	{ "debug-dir", required_argument, NULL, 'd' },
+	{ "exe", required_argument, NULL, 'e' },
+	{ "functions", no_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "inlines", no_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "pretty-print", no_argument, NULL, 'p' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "basenames", no_argument, NULL, 's' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "perf-map", required_argument, NULL, OPT_PERF_MAP },
+	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mt-symbolize [-hqV] [-d dir] [--kallsyms file] "
+	    "[--no-demangle]\n"
+	    "                    [--perf-map file] [-o outfile] [file]\n"
+	    "       mt-symbolize -e file [-aCfips] [-d dir] [address ...]\n");
+	if (f != stdout)
+		return;
+	fprintf(f, "\n"
+	    "Resolve the addresses of an mt event stream (file, or stdin):\n"
+	    "  -d, --debug-dir DIR  also look for binaries and debug files in\n"
+	    "                       DIR (build-id layout); repeatable\n"
+	    "      --kallsyms FILE  kernel symbols (/proc/kallsyms format)\n"
+	    "      --no-demangle    keep mangled names\n"
+	    "      --perf-map FILE  JIT symbols (perf-PID.map); repeatable\n"
+	    "  -o, --output FILE    write here instead of stdout\n"
+	    "  -q, --quiet          no warnings\n"
+	    "addr2line mode (-e): addresses as operands or one per line on "
+	    "stdin\n"
+	    "  -a  print addresses   -C  demangle   -f  function names\n"
+	    "  -i  inlined frames    -p  pretty     -s  base names only\n"
+	    "  -h, --help           this text    -V, --version  version\n");
+}
+
+/* warnx(3) without <err.h>, which -Icommon shadows with common/err.h. */
+static void __attribute__((format(printf, 1, 2)))
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("mt-symbolize: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void
+warn_cb(void *ctx, const char *msg)
+{
+	if (!*(const int *)ctx)
+		say("warning: %s", msg);
+}
 
 int
 main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "mt-symbolize: not implemented yet\n");
-	return 1;
+	const char *dirs[MAX_DIRS], *maps[MAX_MAPS];
+	struct sym_a2l_opts a = { .exe = NULL };
+	struct sym_stream_opts s = { .demangle = 1, .out = "-", .in = "-" };
+	struct sym_dso_opts d = { .debug_dirs = dirs };
+	char msg[512];
+	int c, rc, quiet = 0;
+
+	while ((c = getopt_long(argc, argv, "aCd:e:fhio:pqsV", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'a': a.addresses = 1; break;
+		case 'C': a.demangle = 1; break;
+		case 'd':
+			if (d.ndebug_dirs == MAX_DIRS) {
+				say("too many --debug-dir options");
+				return 2;
+			}
+			dirs[d.ndebug_dirs++] = optarg;
+			break;
+		case 'e': a.exe = optarg; break;
+		case 'f': a.functions = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'i': a.inlines = 1; break;
+		case 'o': s.out = optarg; break;
+		case 'p': a.pretty = 1; break;
+		case 'q': quiet = 1; break;
+		case 's': a.basenames = 1; break;
+		case 'V': printf("mt-symbolize 1.0\n"); return 0;
+		case OPT_NO_DEMANGLE: s.demangle = 0; break;
+		case OPT_PERF_MAP:
+			if (s.nperf_maps == MAX_MAPS) {
+				say("too many --perf-map options");
+				return 2;
+			}
+			maps[s.nperf_maps++] = optarg;
+			break;
+		case OPT_KALLSYMS: s.kallsyms = optarg; break;
+		default: usage(stderr); return 2;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (a.exe != NULL) {
+		rc = sym_a2l_run(&a, &d, argv, argc, stdin, stdout, msg,
+		    sizeof(msg));
+		if (rc == -MT_E_NOTFOUND)
+			say("%s", msg);
+		else if (rc < 0)
+			say("writing output: %s", mt_strerror(rc));
+		return rc < 0;
+	}
+	if (argc > 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (argc == 1)
+		s.in = argv[0];
+	s.perf_maps = maps;
+	s.warn = warn_cb;
+	s.warn_ctx = &quiet;
+	rc = sym_stream_run(&s, &d, msg, sizeof(msg));
+	if (rc < 0) {
+		say("%s", msg);
+		return 1;
+	}
+	return 0;
 }

@@ -1,0 +1,684 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Binaries and their debug info (dso.h).  Symbols come from common/elffile
+ * (the binary's .symtab/.dynsym/PLT, plus the separate debug file's
+ * .symtab); DWARF through one Dwfl per binary, reported at bias 0 so that
+ * Dwfl addresses are file vaddrs.  dwfl_standard_find_debuginfo() does
+ * the debug-file search (build-id under every absolute debuginfo_path
+ * entry, .gnu_debuglink with CRC check, and debuginfod when
+ * DEBUGINFOD_URLS is set: elfutils dlopens libdebuginfod itself, so the
+ * build does not depend on it).
+ *
+ * The inline chain is found by walking the CU's DIE tree down the
+ * subprogram / inlined_subroutine / lexical_block DIEs whose ranges hold
+ * the address (and into namespaces, where C++ puts definitions).
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dso.h"
+#include "elffile.h"
+#include "err.h"
+
+/* A source path joined with its CU's comp_dir, keyed by libdw's strings. */
+struct joined {
+	const char *comp_dir;	/* libdw-owned key */
+	const char *file;	/* libdw-owned key */
+	char *path;		/* comp_dir/file; owned */
+	struct joined *next;	/* bucket chain */
+};
+
+#define JOIN_BUCKETS 1024
+
+/*
+ * addr2line mode: what binutils remembers of one function DIE between
+ * lookups (its struct funcinfo): the name it prints, and whether that
+ * name is final ("is_linkage").
+ */
+struct fnstate {
+	Dwarf_Off off;		/* DIE offset (the key) */
+	const char *name;	/* libdw or libelf string */
+	int linkage;		/* 1: name is final */
+	uint64_t low;		/* first address of its first range */
+	struct fnstate *next;	/* bucket chain */
+};
+
+#define FN_BUCKETS 4096
+
+struct sym_dso {
+	struct joined *join[JOIN_BUCKETS];	/* joined paths; owned */
+	struct fnstate *fns[FN_BUCKETS];	/* addr2line mode; owned */
+	char *path;		/* the file read, or NULL; owned */
+	char *warning;		/* why unusable, or NULL; owned */
+	struct mt_elf *elf;	/* the binary; owned, NULL if unusable */
+	struct mt_elf *dbg;	/* separate debug file with .symtab; owned */
+	Dwfl_Callbacks cb;	/* must outlive dwfl */
+	char *dipath;		/* debuginfo_path string; owned */
+	Dwfl *dwfl;		/* owned, or NULL */
+	Dwfl_Module *mod;	/* the one module of dwfl */
+	uint64_t mod_bias;	/* Dwfl address = file vaddr + mod_bias */
+	int has_dwarf;		/* dwfl found DWARF for mod */
+};
+
+static int __attribute__((format(printf, 2, 3)))
+set_warning(struct sym_dso *d, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	free(d->warning);
+	d->warning = strdup(buf);
+	return d->warning ? 0 : -MT_E_NOMEM;
+}
+
+const char *
+sym_dso_warning(const struct sym_dso *d)
+{
+	return d->warning;
+}
+
+int
+sym_dso_ok(const struct sym_dso *d)
+{
+	return d->elf != NULL;
+}
+
+int
+sym_dso_off_to_vaddr(const struct sym_dso *d, uint64_t off, uint64_t *vaddr)
+{
+	if (d->elf == NULL)
+		return -MT_E_NOTFOUND;
+	return mt_elf_off_to_vaddr(d->elf, off, vaddr);
+}
+
+void
+sym_dso_free(struct sym_dso *d)
+{
+	size_t i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < FN_BUCKETS; i++) {
+		while (d->fns[i] != NULL) {
+			struct fnstate *f = d->fns[i];
+
+			d->fns[i] = f->next;
+			free(f);
+		}
+	}
+	for (i = 0; i < JOIN_BUCKETS; i++) {
+		while (d->join[i] != NULL) {
+			struct joined *j = d->join[i];
+
+			d->join[i] = j->next;
+			free(j->path);
+			free(j);
+		}
+	}
+	if (d->dwfl != NULL)
+		dwfl_end(d->dwfl);
+	mt_elf_free(d->elf);
+	mt_elf_free(d->dbg);
+	free(d->dipath);
+	free(d->path);
+	free(d->warning);
+	free(d);
+}
+
+static char *
+build_dipath(const struct sym_dso_opts *o)
+{
+	size_t len = sizeof(":.debug:/usr/lib/debug"), i;
+	char *p;
+
+	for (i = 0; i < o->ndebug_dirs; i++)
+		len += strlen(o->debug_dirs[i]) + 1;
+	p = malloc(len);
+	if (p == NULL)
+		return NULL;
+	strcpy(p, ":.debug:/usr/lib/debug");
+	for (i = 0; i < o->ndebug_dirs; i++) {
+		strcat(p, ":");
+		strcat(p, o->debug_dirs[i]);
+	}
+	return p;
+}
+
+/* Sets up Dwfl for the file at d->path.  Missing DWARF is not an error. */
+static int
+load_dwarf(struct sym_dso *d, const struct sym_dso_opts *o)
+{
+	GElf_Addr bias = 0;
+	Dwarf_Addr dbias;
+	const char *dbgfile = NULL;
+
+	d->dipath = build_dipath(o);
+	if (d->dipath == NULL)
+		return -MT_E_NOMEM;
+	d->cb.find_elf = dwfl_build_id_find_elf;
+	d->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	d->cb.section_address = dwfl_offline_section_address;
+	d->cb.debuginfo_path = &d->dipath;
+	d->dwfl = dwfl_begin(&d->cb);
+	if (d->dwfl == NULL)
+		return 0;
+	dwfl_report_begin(d->dwfl);
+	d->mod = dwfl_report_elf(d->dwfl, d->path, d->path, -1, 0, false);
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	if (d->mod == NULL || dwfl_module_getelf(d->mod, &bias) == NULL) {
+		dwfl_end(d->dwfl);
+		d->dwfl = NULL;
+		d->mod = NULL;
+		return 0;
+	}
+	d->mod_bias = bias;
+	d->has_dwarf = dwfl_module_getdwarf(d->mod, &dbias) != NULL;
+	/* A separate debug file has the full .symtab of a stripped binary. */
+	if (!mt_elf_has_symtab(d->elf) &&
+	    dwfl_module_info(d->mod, NULL, NULL, NULL, NULL, NULL, NULL,
+	    &dbgfile) != NULL && dbgfile != NULL &&
+	    strcmp(dbgfile, d->path) != 0) {
+		if (mt_elf_open(&d->dbg, dbgfile) == 0 &&
+		    !mt_elf_has_symtab(d->dbg)) {
+			mt_elf_free(d->dbg);
+			d->dbg = NULL;
+		}
+	}
+	return 0;
+}
+
+static int
+file_exists(const char *p)
+{
+	return access(p, R_OK) == 0;
+}
+
+/* 1 if the ELF file at @p has build-id @hex. */
+static int
+build_id_matches(const char *p, const char *hex)
+{
+	struct mt_elf *e;
+	char buf[2 * MT_ELF_BUILD_ID_MAX + 1];
+	int ok;
+
+	if (mt_elf_open(&e, p) != 0)
+		return 0;
+	mt_elf_build_id_hex(e, buf);
+	ok = strcmp(buf, hex) == 0;
+	mt_elf_free(e);
+	return ok;
+}
+
+/* Candidate file for a build-id under @dir with @suffix, if readable. */
+static char *
+by_build_id(const char *dir, const char *hex, const char *suffix)
+{
+	char *p;
+
+	if (strlen(hex) < 4)
+		return NULL;
+	if (asprintf(&p, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2,
+	    suffix) < 0)
+		return NULL;
+	if (file_exists(p))
+		return p;
+	free(p);
+	return NULL;
+}
+
+static int
+open_path(struct sym_dso *d, const struct sym_dso_opts *o)
+{
+	int rc;
+
+	rc = mt_elf_open(&d->elf, d->path);
+	if (rc < 0) {
+		if (rc == -MT_E_NOMEM)
+			return rc;
+		return set_warning(d, "cannot read '%s': %s", d->path,
+		    mt_elf_errmsg(NULL));
+	}
+	return load_dwarf(d, o);
+}
+
+int
+sym_dso_open_file(struct sym_dso **dp, const char *path,
+    const struct sym_dso_opts *o)
+{
+	struct sym_dso *d = calloc(1, sizeof(*d));
+	int rc;
+
+	*dp = NULL;
+	if (d == NULL || (d->path = strdup(path)) == NULL) {
+		free(d);
+		return -MT_E_NOMEM;
+	}
+	rc = open_path(d, o);
+	if (rc < 0) {
+		sym_dso_free(d);
+		return rc;
+	}
+	*dp = d;
+	return 0;
+}
+
+int
+sym_dso_open(struct sym_dso **dp, const char *path, const char *build_id,
+    const struct sym_dso_opts *o)
+{
+	struct sym_dso *d;
+	const char *hex = build_id ? build_id : "";
+	char *found = NULL;
+	size_t i;
+	int rc, mismatch = 0;
+
+	*dp = NULL;
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; hex[0] && i < o->ndebug_dirs && !found; i++)
+		found = by_build_id(o->debug_dirs[i], hex, "");
+	if (found == NULL && path[0] == '/' && file_exists(path)) {
+		if (hex[0] == '\0' || build_id_matches(path, hex))
+			found = strdup(path);
+		else
+			mismatch = 1;
+	}
+	for (i = 0; hex[0] && i < o->ndebug_dirs && !found; i++)
+		found = by_build_id(o->debug_dirs[i], hex, ".debug");
+	if (found == NULL && hex[0])
+		found = by_build_id("/usr/lib/debug", hex, ".debug");
+	if (found == NULL) {
+		rc = set_warning(d, mismatch ? "'%s': build-id differs from "
+		    "the recorded %s; not used" : "'%s' not found (build-id "
+		    "%s)", path, hex[0] ? hex : "unknown");
+	} else {
+		d->path = found;
+		rc = open_path(d, o);
+	}
+	if (rc < 0) {
+		sym_dso_free(d);
+		return rc;
+	}
+	*dp = d;
+	return 0;
+}
+
+/*
+ * Appends to @chain the subprogram / inlined_subroutine DIEs under
+ * @parent that contain @pc, outermost first.  Among siblings that all
+ * contain @pc (assembler output lists every alias of a function as its
+ * own subprogram), @last picks the last one as binutils does, else the
+ * first.
+ */
+static int
+walk(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n, int max,
+    int last)
+{
+	Dwarf_Die child, hit;
+	int found = 0, hit_tag = 0;
+
+	if (dwarf_child(parent, &child) != 0)
+		return n;
+	do {
+		int tag = dwarf_tag(&child), m;
+
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+			if (dwarf_haspc(&child, pc) != 1)
+				break;
+			if (found && hit_tag != tag)
+				break;
+			hit = child;
+			hit_tag = tag;
+			found = 1;
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+			if (n > 0 || found)
+				break;
+			m = walk(&child, pc, chain, n, max, last);
+			if (m > n)
+				return m;
+			break;
+		default:
+			break;
+		}
+	} while ((!found || last) && dwarf_siblingof(&child, &child) == 0);
+	if (!found)
+		return n;
+	if (hit_tag == DW_TAG_subprogram || hit_tag == DW_TAG_inlined_subroutine) {
+		if (n >= max)
+			return n;
+		chain[n++] = hit;
+	}
+	return walk(&hit, pc, chain, n, max, last);
+}
+
+/* Linkage name if any (*@linkage 1), else DW_AT_name, through origins. */
+static const char *
+die_name(Dwarf_Die *die, int *linkage)
+{
+	Dwarf_Attribute a;
+	const char *s;
+
+	*linkage = 1;
+	s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
+	    &a));
+	if (s == NULL)
+		s = dwarf_formstring(dwarf_attr_integrate(die,
+		    DW_AT_MIPS_linkage_name, &a));
+	if (s == NULL) {
+		*linkage = 0;
+		s = dwarf_diename(die);
+	}
+	return s;
+}
+
+static uint32_t
+die_udata(Dwarf_Die *die, int at)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (dwarf_formudata(dwarf_attr(die, at, &a), &w) != 0 ||
+	    w > UINT32_MAX)
+		return 0;
+	return (uint32_t)w;
+}
+
+/*
+ * libdw joins a relative file name only with its line-table directory
+ * ("../sysdeps/x/f.c", "./nptl/g.c"); binutils also puts the CU's
+ * DW_AT_comp_dir in front of a relative result, and so do we: it is the
+ * directory those paths are relative to.  NULL only when out of memory.
+ */
+static const char *
+join_path(struct sym_dso *d, const char *comp_dir, const char *file)
+{
+	uintptr_t h;
+	struct joined *j;
+
+	if (file == NULL || file[0] == '/' || comp_dir == NULL ||
+	    comp_dir[0] == '\0')
+		return file;
+	h = ((uintptr_t)comp_dir * 31 + (uintptr_t)file) >> 3;
+	h = (h ^ (h >> 13)) % JOIN_BUCKETS;
+	for (j = d->join[h]; j != NULL; j = j->next)
+		if (j->comp_dir == comp_dir && j->file == file)
+			return j->path;
+	j = malloc(sizeof(*j));
+	if (j == NULL)
+		return file;
+	if (asprintf(&j->path, "%s/%s", comp_dir, file) < 0) {
+		free(j);
+		return file;
+	}
+	j->comp_dir = comp_dir;
+	j->file = file;
+	j->next = d->join[h];
+	d->join[h] = j;
+	return j->path;
+}
+
+/* binutils' non_mangled(): languages whose DW_AT_name is the symbol. */
+static int
+non_mangled(int lang)
+{
+	switch (lang) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_Ada83:
+	case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77:
+	case DW_LANG_Pascal83:
+	case DW_LANG_C99:
+	case DW_LANG_Ada95:
+	case DW_LANG_PLI:
+	case DW_LANG_UPC:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static const char *die_name(Dwarf_Die *die, int *linkage);
+
+static struct fnstate *
+fn_state(struct sym_dso *d, Dwarf_Die *die, int lang)
+{
+	Dwarf_Off off = dwarf_dieoffset(die);
+	size_t h = (size_t)(off ^ (off >> 12)) % FN_BUCKETS;
+	struct fnstate *f;
+	Dwarf_Addr base, start, end;
+	int linkage = 0;
+
+	for (f = d->fns[h]; f != NULL; f = f->next)
+		if (f->off == off)
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return NULL;
+	f->off = off;
+	f->name = die_name(die, &linkage);
+	f->linkage = linkage || non_mangled(lang);
+	if (dwarf_ranges(die, 0, &base, &start, &end) > 0)
+		f->low = start;
+	else if (dwarf_lowpc(die, &start) == 0)
+		f->low = start;
+	f->next = d->fns[h];
+	d->fns[h] = f;
+	return f;
+}
+
+/*
+ * Names as binutils 2.40 addr2line gives them.  A function whose DWARF
+ * name is not a linkage name (C++ without DW_AT_linkage_name) is named,
+ * the first time an address inside it is the innermost, after the symbol
+ * nearest below the address; that symbol name sticks to the function only
+ * when it starts at the function's first range.  The innermost name thus
+ * depends on earlier lookups ("main.cold" once, then "main"), which is
+ * what binutils prints.  @sym is the nearest symbol or NULL.
+ */
+static void
+a2l_names(struct sym_dso *d, Dwarf_Die *cu, Dwarf_Die *chain, int n,
+    const struct mt_elf_sym *sym, uint64_t dbias_off, struct sym_frame *fr)
+{
+	int lang = dwarf_srclang(cu), i;
+
+	for (i = 0; i < n; i++) {
+		struct fnstate *f = fn_state(d, &chain[i], lang);
+
+		if (f == NULL)
+			continue;
+		if (i == n - 1 && !f->linkage) {
+			if (sym != NULL) {
+				fr[i].name = sym->name;
+				if (sym->start == f->low + dbias_off)
+					f->name = sym->name;
+			} else {
+				fr[i].name = f->name;
+			}
+			f->linkage = 1;
+		} else {
+			fr[i].name = f->name;
+		}
+	}
+}
+
+/*
+ * 1 if @line uses the initial file register of its sequence: it and every
+ * row before it in the sequence name file entry 1 (@f1), no
+ * DW_LNS_set_file having changed it.  libdw keeps rows sorted by address,
+ * sequences contiguous.
+ */
+static int
+initial_file_row(Dwarf_Die *cu, Dwarf_Line *line, const char *f1)
+{
+	Dwarf_Lines *lines;
+	size_t n, i, k;
+	bool end;
+
+	if (dwarf_getsrclines(cu, &lines, &n) != 0)
+		return 0;
+	for (i = 0; i < n && dwarf_onesrcline(lines, i) != line; i++)
+		;
+	if (i == n)
+		return 0;
+	for (k = i + 1; k-- > 0; ) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, k);
+
+		if (k < i && dwarf_lineendsequence(l, &end) == 0 && end)
+			return 1;
+		if (dwarf_linesrc(l, NULL, NULL) != f1)
+			return 0;
+	}
+	return 1;
+}
+
+/* DWARF frames for @vaddr; *@line_only set when only a line was found. */
+static int
+dwarf_frames(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
+    const struct mt_elf_sym *sym, struct sym_frame *fr, int max)
+{
+	Dwarf_Die chain[SYM_MAX_FRAMES], cu, *cup;
+	Dwarf_Addr dbias, pc, lo;
+	Dwarf_Files *files = NULL;
+	Dwarf_Attribute cda;
+	const char *comp_dir;
+	Dwarf_Line *line;
+	size_t nfiles = 0;
+	int n, i;
+	unsigned disc = 0;
+
+	if (max > SYM_MAX_FRAMES)
+		max = SYM_MAX_FRAMES;
+	cup = dwfl_module_addrdie(d->mod, vaddr + d->mod_bias, &dbias);
+	if (cup == NULL)
+		return 0;
+	cu = *cup;
+	pc = vaddr + d->mod_bias - dbias;
+	/* dwfl may hand out a CU that does not cover pc (crt1's _start). */
+	if (dwarf_haspc(&cu, pc) != 1)
+		return 0;
+	n = walk(&cu, pc, chain, 0, max, rules == SYM_RULES_A2L);
+	comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &cda));
+	if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
+		files = NULL;
+	for (i = 0; i < n; i++) {
+		int linkage;
+
+		fr[i].name = die_name(&chain[i], &linkage);
+		fr[i].start = 0;
+		fr[i].file = NULL;
+		fr[i].line = 0;
+		fr[i].disc = 0;
+		if (i + 1 < n) {
+			uint32_t f = die_udata(&chain[i + 1],
+			    DW_AT_call_file);
+
+			if (files != NULL && f < nfiles)
+				fr[i].file = join_path(d, comp_dir,
+				    dwarf_filesrc(files, f, NULL, NULL));
+			fr[i].line = die_udata(&chain[i + 1],
+			    DW_AT_call_line);
+		}
+	}
+	if (n > 0 && (dwarf_entrypc(&chain[0], &lo) == 0 ||
+	    dwarf_lowpc(&chain[0], &lo) == 0) && lo + dbias >= d->mod_bias)
+		fr[0].start = lo + dbias - d->mod_bias;
+	if (rules == SYM_RULES_A2L && n > 0)
+		a2l_names(d, &cu, chain, n, sym, dbias - d->mod_bias, fr);
+	line = dwarf_getsrc_die(&cu, pc);
+	if (n == 0) {
+		if (line == NULL)
+			return 0;
+		fr[0].name = NULL;
+		fr[0].start = 0;
+		n = 1;
+	}
+	fr[n - 1].file = NULL;
+	fr[n - 1].line = 0;
+	fr[n - 1].disc = 0;
+	if (line != NULL) {
+		const char *src = dwarf_linesrc(line, NULL, NULL);
+		Dwarf_Half version = 0;
+		int ln = 0;
+
+		/*
+		 * binutils 2.40 reads a DWARF 5 row that uses the initial
+		 * file register (1, never set in its sequence) as file entry
+		 * 0, the CU's primary file; with a .c file #included first
+		 * they differ.  Emulated in addr2line mode only
+		 * (docs/symbolize.md).
+		 */
+		if (rules == SYM_RULES_A2L && files != NULL && nfiles > 1 &&
+		    src == dwarf_filesrc(files, 1, NULL, NULL) &&
+		    dwarf_cu_info(cu.cu, &version, NULL, NULL, NULL, NULL, NULL,
+		    NULL) == 0 && version >= 5 &&
+		    initial_file_row(&cu, line, src))
+			src = dwarf_filesrc(files, 0, NULL, NULL);
+		fr[n - 1].file = join_path(d, comp_dir, src);
+		if (dwarf_lineno(line, &ln) == 0 && ln > 0)
+			fr[n - 1].line = (uint32_t)ln;
+		if (dwarf_linediscriminator(line, &disc) == 0)
+			fr[n - 1].disc = disc;
+	}
+	return n;
+}
+
+int
+sym_dso_lookup(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
+    struct sym_frame *fr, int max)
+{
+	const struct mt_elf_sym *sym = NULL;
+	int n = 0;
+
+	if (d->elf == NULL || max < 1)
+		return 0;
+	if (rules == SYM_RULES_A2L) {
+		/* binutils takes the debug file's symbols when it has one. */
+		if (mt_elf_sym_nearest(d->dbg ? d->dbg : d->elf, vaddr,
+		    &sym) != 0)
+			sym = NULL;
+	} else if (mt_elf_sym_find(d->elf, vaddr, &sym) != 0 &&
+	    (d->dbg == NULL || mt_elf_sym_find(d->dbg, vaddr, &sym) != 0)) {
+		/* Exported names (the binary's own table) first. */
+		sym = NULL;
+	}
+	if (d->has_dwarf)
+		n = dwarf_frames(d, vaddr, rules, sym, fr, max);
+	if (n == 0) {
+		if (sym == NULL)
+			return 0;
+		fr[0].name = NULL;
+		fr[0].file = NULL;
+		fr[0].line = 0;
+		fr[0].disc = 0;
+		n = 1;
+	}
+	if (sym != NULL && (fr[0].name == NULL || rules == SYM_RULES_TRACE)) {
+		fr[0].name = sym->name;
+		fr[0].start = sym->start;
+	}
+	return n;
+}

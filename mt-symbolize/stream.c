@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The mt-symbolize filter (stream.h): common/events reader and writer
+ * around the resolver.  Records pass through in order; file, fn and loc
+ * records are written just before the first event that needs them.  An
+ * already symbolized input is symbolized afresh: its file/fn/loc records,
+ * @ fields and "info symbolized" are dropped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dso.h"
+#include "err.h"
+#include "events.h"
+#include "resolve.h"
+#include "stream.h"
+#include "textsyms.h"
+
+/* tid -> pid, from thread records (open addressing; 0 = empty key). */
+struct tidmap {
+	uint32_t *tid, *pid;	/* owned */
+	size_t cap, n;		/* cap is a power of two */
+};
+
+static int
+tidmap_put(struct tidmap *t, uint32_t tid, uint32_t pid)
+{
+	size_t i;
+
+	if (tid == 0)
+		return 0;
+	if (2 * (t->n + 1) > t->cap) {
+		struct tidmap nt = { .cap = t->cap ? 2 * t->cap : 256 };
+		size_t j;
+
+		nt.tid = calloc(nt.cap, sizeof(*nt.tid));
+		nt.pid = calloc(nt.cap, sizeof(*nt.pid));
+		if (nt.tid == NULL || nt.pid == NULL) {
+			free(nt.tid);
+			free(nt.pid);
+			return -MT_E_NOMEM;
+		}
+		for (j = 0; j < t->cap; j++)
+			if (t->tid[j] != 0)
+				tidmap_put(&nt, t->tid[j], t->pid[j]);
+		free(t->tid);
+		free(t->pid);
+		*t = nt;
+	}
+	for (i = (tid * 0x9e3779b1u) & (t->cap - 1); t->tid[i] != 0 &&
+	    t->tid[i] != tid; i = (i + 1) & (t->cap - 1))
+		;
+	if (t->tid[i] == 0)
+		t->n++;
+	t->tid[i] = tid;
+	t->pid[i] = pid;
+	return 0;
+}
+
+/* The pid of @tid; a thread never announced is taken as its own process. */
+static uint32_t
+tidmap_get(const struct tidmap *t, uint32_t tid)
+{
+	size_t i;
+
+	if (t->cap == 0 || tid == 0)
+		return tid;
+	for (i = (tid * 0x9e3779b1u) & (t->cap - 1); t->tid[i] != 0;
+	    i = (i + 1) & (t->cap - 1))
+		if (t->tid[i] == tid)
+			return t->pid[i];
+	return tid;
+}
+
+/* Everything one run owns, released in one place. */
+struct run {
+	int infd, outfd;
+	char *tmp;			/* temporary output name, or NULL */
+	struct mt_evr *r;
+	struct mt_evw *w;
+	struct sym_res *res;
+	struct sym_textsyms *kallsyms;
+	struct sym_textsyms **maps;	/* one per perf map */
+	struct sym_res_map *rmaps;
+	size_t nmaps;
+	struct tidmap tids;
+};
+
+static int
+emit(void *ctx, const struct mt_ev *ev)
+{
+	return mt_evw_write(ctx, ev);
+}
+
+static int __attribute__((format(printf, 4, 5)))
+fail(char *msg, size_t len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* "perf-1234.map" -> 1234; 0 when the name has no pid. */
+static uint32_t
+map_pid(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	unsigned long v;
+	char *end;
+
+	b = b ? b + 1 : path;
+	if (strncmp(b, "perf-", 5) != 0)
+		return 0;
+	v = strtoul(b + 5, &end, 10);
+	if (end == b + 5 || strcmp(end, ".map") != 0 || v > UINT32_MAX)
+		return 0;
+	return (uint32_t)v;
+}
+
+static int
+load_tables(struct run *u, const struct sym_stream_opts *o, char *msg,
+    size_t len)
+{
+	char why[256];
+	size_t i;
+	int rc;
+
+	if (o->kallsyms != NULL) {
+		why[0] = '\0';
+		rc = sym_textsyms_load(&u->kallsyms, o->kallsyms, 1, why,
+		    sizeof(why));
+		if (rc < 0)
+			return fail(msg, len, rc, "'%s': %s", o->kallsyms,
+			    rc == -MT_E_SYNTAX ? why : rc == -MT_E_SYS ?
+			    strerror(errno) : mt_strerror(rc));
+	}
+	if (o->nperf_maps == 0)
+		return 0;
+	u->maps = calloc(o->nperf_maps, sizeof(*u->maps));
+	u->rmaps = calloc(o->nperf_maps, sizeof(*u->rmaps));
+	if (u->maps == NULL || u->rmaps == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; i < o->nperf_maps; i++) {
+		rc = sym_textsyms_load(&u->maps[i], o->perf_maps[i], 0, why,
+		    sizeof(why));
+		if (rc < 0)
+			return fail(msg, len, rc, "'%s': %s", o->perf_maps[i],
+			    rc == -MT_E_SYNTAX ? why : rc == -MT_E_SYS ?
+			    strerror(errno) : mt_strerror(rc));
+		u->rmaps[i].syms = u->maps[i];
+		u->rmaps[i].pid = map_pid(o->perf_maps[i]);
+		u->rmaps[i].path = o->perf_maps[i];
+		u->nmaps++;
+	}
+	return 0;
+}
+
+static int
+open_files(struct run *u, const struct sym_stream_opts *o, char *msg,
+    size_t len)
+{
+	struct stat si, so;
+	const char *slash;
+
+	u->infd = 0;
+	if (strcmp(o->in, "-") != 0) {
+		u->infd = open(o->in, O_RDONLY | O_CLOEXEC);
+		if (u->infd < 0)
+			return fail(msg, len, -MT_E_SYS, "cannot open '%s': %s",
+			    o->in, strerror(errno));
+	}
+	u->outfd = 1;
+	if (strcmp(o->out, "-") == 0)
+		return 0;
+	if (fstat(u->infd, &si) == 0 && stat(o->out, &so) == 0 &&
+	    si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+		return fail(msg, len, -MT_E_INVAL, "'%s': refusing to "
+		    "overwrite the input", o->out);
+	slash = strrchr(o->out, '/');
+	if (asprintf(&u->tmp, "%.*s.mt-symbolize.XXXXXX",
+	    slash ? (int)(slash - o->out + 1) : 0, o->out) < 0) {
+		u->tmp = NULL;
+		return -MT_E_NOMEM;
+	}
+	u->outfd = mkstemp(u->tmp);
+	if (u->outfd < 0) {
+		free(u->tmp);
+		u->tmp = NULL;
+		return fail(msg, len, -MT_E_SYS, "cannot create '%s': %s",
+		    o->out, strerror(errno));
+	}
+	return 0;
+}
+
+static void
+release(struct run *u)
+{
+	size_t i;
+
+	mt_evr_free(u->r);
+	mt_evw_free(u->w);
+	sym_res_free(u->res);
+	sym_textsyms_free(u->kallsyms);
+	for (i = 0; u->maps && i < u->nmaps; i++)
+		sym_textsyms_free(u->maps[i]);
+	free(u->maps);
+	free(u->rmaps);
+	free(u->tids.tid);
+	free(u->tids.pid);
+	if (u->infd > 0)
+		close(u->infd);
+	if (u->tmp != NULL) {
+		unlink(u->tmp);
+		free(u->tmp);
+	}
+	if (u->outfd > 1)
+		close(u->outfd);
+}
+
+/* One record; returns 0 or a negative code. */
+static int
+step(struct run *u, struct mt_ev *ev)
+{
+	uint32_t pid;
+	int na, i, rc;
+
+	switch (ev->kind) {
+	case MT_EV_INFO:
+		if (ev->str[0] != NULL && strcmp(ev->str[0], "symbolized") == 0)
+			return 0;
+		break;
+	case MT_EV_FILE:
+	case MT_EV_FN:
+	case MT_EV_LOC:
+		return 0;
+	case MT_EV_THREAD:
+		rc = tidmap_put(&u->tids, ev->tid, ev->pid);
+		if (rc < 0)
+			return rc;
+		break;
+	case MT_EV_MOD:
+		rc = sym_res_add_mod(u->res, ev->pid, ev->addr[0], ev->addr[1],
+		    ev->num, ev->str[0], ev->str[1]);
+		if (rc < 0)
+			return rc;
+		break;
+	default:
+		if (!MT_EV_IS_EVENT(ev->kind))
+			break;
+		pid = tidmap_get(&u->tids, ev->tid);
+		na = mt_ev_naddr(ev->kind);
+		for (i = 0; i < na; i++) {
+			rc = sym_res_addr(u->res, pid, ev->addr[i],
+			    &ev->loc[i]);
+			if (rc < 0)
+				return rc;
+		}
+		break;
+	}
+	return mt_evw_write(u->w, ev);
+}
+
+int
+sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
+    char *msg, size_t msglen)
+{
+	struct run u = { .infd = -1, .outfd = -1 };
+	struct sym_res_opts ro = { .dso = d, .demangle = o->demangle };
+	struct mt_ev *ev = NULL;
+	const char *name = strcmp(o->in, "-") == 0 ? "<stdin>" : o->in;
+	int rc;
+
+	msg[0] = '\0';
+	rc = open_files(&u, o, msg, msglen);
+	if (rc == 0)
+		rc = load_tables(&u, o, msg, msglen);
+	if (rc < 0)
+		goto out;
+	ro.maps = u.rmaps;
+	ro.nmaps = u.nmaps;
+	ro.kallsyms = u.kallsyms;
+	ro.warn = o->warn;
+	ro.warn_ctx = o->warn_ctx;
+	ro.emit = emit;
+	ev = malloc(sizeof(*ev));
+	if (ev == NULL || (rc = mt_evr_new(&u.r, u.infd, name)) < 0 ||
+	    (rc = mt_evw_new(&u.w, u.outfd)) < 0) {
+		rc = rc < 0 ? rc : -MT_E_NOMEM;
+		goto out;
+	}
+	ro.emit_ctx = u.w;
+	rc = sym_res_new(&u.res, &ro);
+	if (rc < 0)
+		goto out;
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = MT_EV_INFO;
+	ev->str[0] = "symbolized";
+	ev->str[1] = "1";
+	rc = mt_evw_write(u.w, ev);
+	while (rc == 0) {
+		rc = mt_evr_next(u.r, ev);
+		if (rc == MT_EOS) {
+			rc = 0;
+			break;
+		}
+		if (rc < 0) {
+			fail(msg, msglen, rc, "%s: %s", name,
+			    mt_evr_errmsg(u.r));
+			break;
+		}
+		rc = step(&u, ev);
+	}
+	if (rc == 0) {
+		rc = mt_evw_free(u.w);
+		u.w = NULL;
+	}
+	if (rc == 0 && u.tmp != NULL) {
+		if (fsync(u.outfd) != 0 || close(u.outfd) != 0) {
+			u.outfd = -1;
+			rc = -MT_E_IO;
+		} else if (u.outfd = -1, rename(u.tmp, o->out) != 0) {
+			rc = -MT_E_IO;
+		} else {
+			free(u.tmp);
+			u.tmp = NULL;
+		}
+	}
+out:
+	if (rc < 0 && msg[0] == '\0') {
+		if (rc == -MT_E_IO)
+			fail(msg, msglen, rc, "writing '%s': %s", strcmp(o->out,
+			    "-") ? o->out : "<stdout>", strerror(errno));
+		else
+			fail(msg, msglen, rc, "%s", mt_strerror(rc));
+	}
+	free(ev);
+	release(&u);
+	return rc < 0 ? rc : 0;
+}
