@@ -948,3 +948,9 @@ mt_emu_trace_stats(const struct mt_emu_trace *t)
 {
 	return &t->st;
 }
+
+uint64_t
+mt_emu_trace_clock(const struct mt_emu_trace *t)
+{
+	return t->clock;
+}

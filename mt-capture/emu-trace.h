@@ -109,6 +109,9 @@ int mt_emu_trace_resume(struct mt_emu_trace *t);
  * breakpoint.  Idempotent. */
 void mt_emu_trace_detach(struct mt_emu_trace *t);
 
+/* The virtual clock now (TSC ticks). */
+uint64_t mt_emu_trace_clock(const struct mt_emu_trace *t);
+
 const struct mt_emu_trace_stats *mt_emu_trace_stats(
     const struct mt_emu_trace *t);
 

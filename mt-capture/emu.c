@@ -31,6 +31,7 @@ struct emu {
 	uint64_t tsc0;			/* clock at creation */
 	uint64_t mono0;			/* CLOCK_MONOTONIC ns at creation */
 	unsigned nsnap;			/* snapshots taken */
+	uint64_t stop_tsc;		/* virtual clock at the last stop */
 };
 
 static int
@@ -229,6 +230,7 @@ emu_stop(struct mt_cap *c)
 	struct emu *e = mt_cap_priv(c);
 
 	/* Rings are written by us: their heads are always current. */
+	e->stop_tsc = mt_emu_trace_clock(e->tr);
 	return mt_emu_trace_stop(e->tr, e->nsnap++);
 }
 
@@ -241,12 +243,24 @@ meta_u64(struct mt_snap *s, const char *key, uint64_t v)
 	return mt_snap_add_meta(s, key, buf);
 }
 
+/* TSC to perf ns with @tc (snapshot.md, TIMECONV). */
+static uint64_t
+tsc_to_ns(const struct mt_snap_timeconv *tc, uint64_t tsc)
+{
+	uint64_t quot = tsc >> tc->time_shift;
+	uint64_t rem = tsc & ((1ull << tc->time_shift) - 1);
+
+	return tc->time_zero + quot * tc->time_mult +
+	    ((rem * tc->time_mult) >> tc->time_shift);
+}
+
 static int
 emu_annotate(struct mt_cap *c, struct mt_snap *s)
 {
 	struct emu *e = mt_cap_priv(c);
 	const struct mt_emu_trace_stats *st = mt_emu_trace_stats(e->tr);
 	char buf[64];
+	size_t i;
 	int rc;
 
 	s->has_host = 1;
@@ -263,6 +277,15 @@ emu_annotate(struct mt_cap *c, struct mt_snap *s)
 		s->timeconv.time_mult = 419430;	/* 0.4 * 2^20 */
 		s->timeconv.cap_user_time_zero = 1;
 	}
+	/*
+	 * A trigger is noticed between two steps: its time is the virtual
+	 * time of that point (the sideband keeps real times; the stepped
+	 * program runs far slower than the clock says).
+	 */
+	for (i = 0; i < s->ntriggers; i++)
+		if (s->triggers[i].index == e->nsnap - 1)
+			s->triggers[i].time = tsc_to_ns(&s->timeconv,
+			    e->stop_tsc);
 	snprintf(buf, sizeof(buf), "%.0f", st->seconds > 0 ?
 	    (double)st->steps / st->seconds : 0.0);
 	if ((rc = mt_snap_add_meta(s, "emulate-clock",

@@ -1,0 +1,141 @@
+#!/usr/bin/env bats
+# The software PT backend end to end: programs run under
+# `mt-capture --backend emulate --ground-truth FILE`, the snapshot goes
+# through mt-decode, and the call/return sequence mt-decode reports must
+# equal the one that executed, with zero decode errors.  The small
+# programs are built from tests/data/emu at test time.
+
+setup_file() {
+	export E="$BATS_FILE_TMPDIR"
+	local f
+	for f in recurse fnptr switch longjmp signal threads; do
+		cc -O2 -g -pthread -o "$E/$f" "$MT_ROOT/tests/data/emu/$f.c"
+	done
+	c++ -O2 -g -o "$E/except" "$MT_ROOT/tests/data/emu/except.cpp"
+	cc -O2 -g -o "$E/demo" "$MT_ROOT/demo/demo.c" -ldl
+}
+
+teardown() {
+	[ -n "${TPID:-}" ] && kill -KILL "$TPID" 2>/dev/null || true
+	true
+}
+
+# truth GT SNAPINDEX: the executed calls and returns before snapshot
+# SNAPINDEX, as "kind tid from to", per thread in execution order.
+truth() {
+	awk -v want="$2" '
+	    $1 == "snapshot" { if ($2 == want) exit; next }
+	    $2 == "call" || $2 == "icall" { print "call", $1, $3, $4 }
+	    $2 == "ret" { print "ret", $1, $3, $4 }' "$1" | sort -s -k2,2n
+}
+
+# decoded EVENTS: mt-decode's calls and returns the same way.
+decoded() {
+	awk '$1 == "call" || $1 == "ret" { print $1, $3, $4, $5 }' "$1" |
+	    sort -s -k2,2n
+}
+
+# capture_and_compare NAME SUBCOMMAND ARGS...: record, decode, compare.
+capture_and_compare() {
+	local name=$1 cmd=$2
+	shift 2
+	run mt-capture "$cmd" -q -b emulate --ground-truth "$E/$name.gt" \
+	    -o "$E/$name.snap" "$@"
+	[ "$status" -eq 0 ]
+	run mt-decode --stats -o "$E/$name.ev" "$E/$name.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"errors: 0"* ]]
+	truth "$E/$name.gt" 0 > "$E/$name.want"
+	decoded "$E/$name.ev" > "$E/$name.got"
+	[ -s "$E/$name.want" ]
+	diff -u "$E/$name.want" "$E/$name.got"
+}
+
+@test "emulate: the demo up to its first cos call decodes into exactly the calls that ran" {
+	capture_and_compare demo run --trigger libm.so.6:cos -- "$E/demo"
+	# the trace ends in cos, reached through the pointer dlsym returned
+	run tail -1 "$E/demo.want"
+	[[ "$output" == "call "* ]]
+	run mt-decode "$E/demo.snap"
+	[ "$status" -eq 0 ]
+	[[ "${lines[-2]}" == "trigger "*" libm.so.6:cos" ]]
+	run mt-decode --info "$E/demo.snap"
+	[[ "$output" == *"meta: backend-name = emulate"* ]]
+	[[ "$output" == *"meta: reason = trigger"* ]]
+}
+
+@test "emulate: deep recursion past the 64-entry return stack" {
+	capture_and_compare recurse run --start-at main -- "$E/recurse"
+	run grep -c '^call ' "$E/recurse.got"
+	[ "$output" -ge 200 ]
+}
+
+@test "emulate: calls through function pointers" {
+	capture_and_compare fnptr run --start-at main -- "$E/fnptr"
+}
+
+@test "emulate: a switch compiled to a jump table" {
+	capture_and_compare switch run --start-at main -- "$E/switch"
+	grep -q ' ijmp ' "$E/switch.gt"
+}
+
+@test "emulate: setjmp/longjmp out of nested calls" {
+	capture_and_compare longjmp run --start-at main -- "$E/longjmp"
+}
+
+@test "emulate: a signal handler is entered asynchronously and returns" {
+	capture_and_compare signal run --start-at main -- "$E/signal"
+	run grep -c ' signal ' "$E/signal.gt"
+	[ "$output" -eq 2 ]
+	run grep -c '^disable .* async$' "$E/signal.ev"
+	[ "$output" -ge 2 ]
+}
+
+@test "emulate: two threads, each decoded from its own buffer" {
+	capture_and_compare threads run --all-threads --start-at main -- "$E/threads"
+	run sh -c "cut -d' ' -f2 '$E/threads.want' | sort -u | wc -l"
+	[ "$output" -eq 2 ]
+}
+
+@test "emulate: a C++ exception unwinds through three frames" {
+	capture_and_compare except run --start-at main -- "$E/except"
+	grep -q _Unwind_RaiseException <(mt-symbolize < "$E/except.ev")
+}
+
+@test "emulate: a ring that wrapped decodes from its first PSB into the tail of the calls" {
+	run mt-capture run -q -b emulate --ground-truth "$E/wrap.gt" \
+	    --snapshot-size 4096 --timing psb_period=0 -o "$E/wrap.snap" \
+	    --start-at main -- "$E/except"
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$E/wrap.snap"
+	[[ "$output" == *"wrapped"* ]]
+	run mt-decode --stats -o "$E/wrap.ev" "$E/wrap.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"errors: 0"* ]]
+	truth "$E/wrap.gt" 0 > "$E/wrap.want"
+	decoded "$E/wrap.ev" > "$E/wrap.got"
+	[ -s "$E/wrap.got" ]
+	# the decoded calls are the last ones that ran
+	n=$(wc -l < "$E/wrap.got")
+	tail -n "$n" "$E/wrap.want" | diff -u - "$E/wrap.got"
+	[ "$n" -lt "$(wc -l < "$E/wrap.want")" ]
+}
+
+@test "emulate: attach steps a running process, then leaves it running untraced" {
+	"$E/demo" 0 > /dev/null &
+	TPID=$!
+	disown "$TPID"
+	sleep 0.3
+	capture_and_compare attach attach -p "$TPID" --duration 1
+	kill -0 "$TPID"
+	[ "$(awk '/^TracerPid:/ {print $2}' "/proc/$TPID/status")" = "0" ]
+	st=$(awk '/^State:/ {print $2}' "/proc/$TPID/status")
+	[ "$st" != "T" ] && [ "$st" != "t" ]
+}
+
+@test "emulate: --start-at an unknown symbol fails with a message" {
+	run mt-capture run -q -b emulate --start-at no_such_function \
+	    -o "$E/bad.snap" -- "$E/fnptr"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no_such_function"* ]]
+}
