@@ -60,6 +60,7 @@ struct mt_cap {
 	int alive[MT_CAP_MAX_PIDS];
 	int pidfd[MT_CAP_MAX_PIDS];
 	struct mt_snap *desc[MT_CAP_MAX_PIDS];	/* last description read */
+	struct mt_snap *kdesc;	/* --kernel: kallsyms and kernel text */
 	size_t ntargets, nalive;
 	pid_t child;		/* run: the child, else 0 */
 	int gate_w;		/* run: write 'g' to let the child exec */
@@ -840,6 +841,8 @@ take_snapshot(struct mt_cap *c, int ev)
 		if (c->desc[i] != NULL)
 			copy_desc(&s, c->desc[i]);
 	}
+	if (c->kdesc != NULL)
+		copy_desc(&s, c->kdesc);
 	if (c->sb != NULL && c->o->bundle)
 		bundle_from_sideband(c, &s);
 	for (i = 0; c->sb != NULL && i < mt_sbev_nrings(c->sb); i++) {
@@ -960,6 +963,11 @@ cleanup(struct mt_cap *c)
 			free(c->desc[i]);
 			c->desc[i] = NULL;
 		}
+	}
+	if (c->kdesc != NULL) {
+		mt_snap_release(c->kdesc);
+		free(c->kdesc);
+		c->kdesc = NULL;
 	}
 	free(c->hits);
 	c->hits = NULL;
@@ -1278,6 +1286,13 @@ mt_cap_main(const struct mt_cap_opts *o)
 	}
 	for (i = 0; i < c->ntargets; i++)
 		describe(c, i);
+	if (o->kernel && (c->kdesc = calloc(1, sizeof(*c->kdesc))) != NULL) {
+		mt_snap_init(c->kdesc);
+		if (mt_proc_kernel(c->kdesc, msg, sizeof(msg)) < 0)
+			goto out;
+		if (msg[0] != '\0')
+			warnx("%s", msg);
+	}
 	ready(c);
 	for (;;) {
 		ev = c->ops->run(c);

@@ -540,3 +540,113 @@ mt_proc_find_dso(pid_t pid, const char *name, char *out, size_t outsz)
 			return 0;
 	return -MT_E_NOTFOUND;
 }
+
+/* ---- the kernel (--kernel) ---- */
+
+static uint64_t
+ksym(const char *text, const char *name)
+{
+	const char *p = text;
+	size_t n = strlen(name);
+
+	while ((p = strstr(p, name)) != NULL) {
+		const char *ls = p;
+
+		if ((p[n] == '\n' || p[n] == '\0') && p > text + 20 &&
+		    p[-1] == ' ' && p[-3] == ' ') {
+			while (ls > text && ls[-1] != '\n')
+				ls--;
+			return strtoull(ls, NULL, 16);
+		}
+		p += n;
+	}
+	return 0;
+}
+
+int
+mt_proc_kernel(struct mt_snap *s, char *warn, size_t warnsz)
+{
+	struct mt_snap_text t;
+	struct mt_snap_blob b;
+	uint8_t eh[64], ph[56];
+	char *syms;
+	ssize_t n;
+	uint64_t stext, etext, phoff;
+	uint16_t phentsize, phnum, i;
+	int fd, rc;
+
+	warn[0] = '\0';
+	n = slurp("/proc/kallsyms", &syms, 256u << 20);
+	if (n < 0) {
+		snprintf(warn, warnsz, "cannot read /proc/kallsyms: kernel "
+		    "addresses will not be named");
+		return 0;
+	}
+	memset(&t, 0, sizeof(t));
+	t.kind = MT_SNAP_TEXT_KALLSYMS;
+	t.len = (uint64_t)n;
+	t.data = syms;
+	rc = mt_snap_add_text(s, &t);
+	stext = ksym(syms, "_stext");
+	etext = ksym(syms, "_etext");
+	free(syms);
+	if (rc < 0)
+		return rc;
+	if (stext == 0 || etext <= stext || etext - stext > (256u << 20)) {
+		snprintf(warn, warnsz, "kallsyms hides kernel addresses "
+		    "(sysctl kernel.kptr_restrict): kernel text not copied");
+		return 0;
+	}
+	fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh, "\177ELF\2\1", 6) != 0) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(warn, warnsz, "cannot read /proc/kcore (needs "
+		    "CAP_SYS_RAWIO): kernel text not copied; decoding kernel "
+		    "code will fail where it was patched at run time");
+		return 0;
+	}
+	phoff = mt_le64(eh + 0x20);
+	phentsize = mt_le16(eh + 0x36);
+	phnum = mt_le16(eh + 0x38);
+	rc = 0;
+	for (i = 0; i < phnum && phentsize >= sizeof(ph); i++) {
+		uint64_t off, va, filesz;
+		uint8_t *buf;
+
+		if (pread(fd, ph, sizeof(ph), (off_t)(phoff +
+		    (uint64_t)i * phentsize)) != (ssize_t)sizeof(ph))
+			break;
+		off = mt_le64(ph + 8);
+		va = mt_le64(ph + 16);
+		filesz = mt_le64(ph + 32);
+		if (mt_le32(ph) != 1 || stext < va || stext - va >= filesz)
+			continue;
+		if (etext - va > filesz)
+			etext = va + filesz;
+		buf = malloc((size_t)(etext - stext));
+		if (buf == NULL) {
+			rc = -MT_E_NOMEM;
+			break;
+		}
+		if (pread(fd, buf, (size_t)(etext - stext),
+		    (off_t)(off + (stext - va))) == (ssize_t)(etext - stext)) {
+			memset(&b, 0, sizeof(b));
+			b.pid = 0;
+			b.kind = MT_SNAP_BLOB_KERNEL;
+			b.addr = stext;
+			b.name = (char *)(uintptr_t)"[kernel.kallsyms]";
+			b.len = etext - stext;
+			b.data = buf;
+			rc = mt_snap_add_blob(s, &b);
+		} else {
+			snprintf(warn, warnsz, "short read of kernel text "
+			    "from /proc/kcore");
+		}
+		free(buf);
+		break;
+	}
+	close(fd);
+	return rc;
+}

@@ -70,4 +70,12 @@ void mt_proc_host(struct mt_snap_host *h, uint32_t max_nonturbo_ratio);
  */
 int mt_proc_find_dso(pid_t pid, const char *name, char *out, size_t outsz);
 
+/*
+ * --kernel: add /proc/kallsyms as a TEXT chunk and the kernel text
+ * [_stext, _etext) read from /proc/kcore (as it runs, with its run-time
+ * patches) as a BLOB.  What cannot be read (kptr_restrict, no kcore) is
+ * skipped with a note in @warn.  Returns 0 or -MT_E_NOMEM.
+ */
+int mt_proc_kernel(struct mt_snap *s, char *warn, size_t warnsz);
+
 #endif /* MT_CAPTURE_PROC_H */
