@@ -71,7 +71,6 @@ struct ex {
 	char **elf_path;		/* per ELF chunk: its file */
 	struct mt_pd_build_id *bids;	/* build-ids of written mappings */
 	size_t nbids;
-	int has_switch;			/* SWITCH records seen */
 	int dir_made;
 };
 
@@ -511,9 +510,6 @@ sideband_records(struct ex *x)
 				r.id.cpu = sb->cpu;
 			r.id.id = r.type == MT_SB_ITRACE_START ||
 			    r.type == MT_SB_AUX ? PT_ID : DUMMY_ID;
-			if (r.type == MT_SB_SWITCH ||
-			    r.type == MT_SB_SWITCH_CPU_WIDE)
-				x->has_switch = 1;
 			if (r.type == MT_SB_MMAP || r.type == MT_SB_MMAP2) {
 				const struct mt_sb_mmap *m = &r.u.mmap;
 				size_t bl = (r.misc & MT_SB_MISC_MMAP_BUILD_ID) ?
@@ -733,7 +729,12 @@ write_perf(struct ex *x, int fd)
 	a[1].config = 9;	/* PERF_COUNT_SW_DUMMY */
 	a[1].flags |= MT_PD_ATTR_MMAP | MT_PD_ATTR_COMM | MT_PD_ATTR_TASK |
 	    MT_PD_ATTR_MMAP2 | MT_PD_ATTR_COMM_EXEC;
-	if (x->has_switch || per_cpu)
+	/*
+	 * perf follows context switches only for per-CPU buffers; with
+	 * have_sched_switch set it takes a per-thread buffer's thread from
+	 * the CPU's switches too, and finds none (CPU -1).
+	 */
+	if (per_cpu)
 		a[1].flags |= MT_PD_ATTR_CONTEXT_SWITCH;
 	a[1].ids = &ids[1];
 

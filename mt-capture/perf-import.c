@@ -519,6 +519,84 @@ import_elfs(struct im *m)
 	return 0;
 }
 
+/*
+ * Code perf read from flat (non-ELF) files, as the MMAP2 records of an
+ * export-perf file name them (page dumps, vDSO copies): bundled as BLOB
+ * chunks, since a decoder looks up mapped paths as ELF files only.  Done
+ * even without bundling: the snapshot could not be decoded otherwise.
+ */
+static int
+import_flat_files(struct im *m)
+{
+	const struct mt_pd *pd = m->pd;
+	struct mt_sb_reader rd;
+	struct mt_sb_rec r;
+	uint64_t total = 0;
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; i < pd->nevents && rc == 0; i++) {
+		const struct mt_pd_event *ev = &pd->events[i];
+		const struct mt_pd_attr *a = &pd->attrs[ev->attr];
+		const struct mt_sb_mmap *mm = &r.u.mmap;
+		struct mt_snap_blob b;
+		unsigned char magic[4];
+		struct stat st;
+		ssize_t k;
+		int fd, dup = 0;
+
+		mt_sb_reader_init(&rd, ev->p, ev->size, a->sample_type,
+		    !!(a->flags & MT_PD_ATTR_SAMPLE_ID_ALL), ev->off);
+		if (mt_sb_next(&rd, &r) != 0 || (r.type != MT_SB_MMAP &&
+		    r.type != MT_SB_MMAP2) || (r.misc & MT_SB_MISC_MMAP_DATA) ||
+		    mm->filename[0] != '/' || mm->len == 0)
+			continue;
+		for (j = 0; j < m->s->nblobs; j++)
+			if (m->s->blobs[j].addr == mm->addr &&
+			    m->s->blobs[j].pid == mm->pid &&
+			    strcmp(m->s->blobs[j].name, mm->filename) == 0)
+				dup = 1;
+		if (dup)
+			continue;
+		fd = open(mm->filename, O_RDONLY);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    pread(fd, magic, 4, 0) != 4 ||
+		    memcmp(magic, "\177ELF", 4) == 0 ||
+		    mm->pgoff >= (uint64_t)st.st_size) {
+			close(fd);
+			continue;
+		}
+		memset(&b, 0, sizeof(b));
+		b.pid = mm->pid;
+		b.kind = MT_SNAP_BLOB_MEMORY;
+		b.addr = mm->addr;
+		b.name = (char *)(uintptr_t)mm->filename;
+		b.len = (uint64_t)st.st_size - mm->pgoff;
+		if (b.len > mm->len)
+			b.len = mm->len;
+		total += b.len;
+		if (total > MAX_ELF_SIZE) {
+			close(fd);
+			warnf(m, "'%s': flat code files above 2 GiB in all: "
+			    "not bundled", mm->filename);
+			break;
+		}
+		b.data = malloc((size_t)b.len);
+		if (b.data == NULL) {
+			close(fd);
+			return -MT_E_NOMEM;
+		}
+		k = pread(fd, b.data, (size_t)b.len, (off_t)mm->pgoff);
+		close(fd);
+		if (k == (ssize_t)b.len)
+			rc = mt_snap_add_blob(m->s, &b);
+		free(b.data);
+	}
+	return rc;
+}
+
 int
 perf_import(const struct perf_import_opts *o, const struct mt_pd *pd,
     struct mt_snap *s, struct perf_diag *d)
@@ -563,6 +641,8 @@ perf_import(const struct perf_import_opts *o, const struct mt_pd *pd,
 		rc = import_aux(&m);
 	if (rc == 0)
 		rc = import_elfs(&m);
+	if (rc == 0)
+		rc = import_flat_files(&m);
 	if (rc == -MT_E_NOMEM && d->msg[0] == 0)
 		snprintf(d->msg, sizeof(d->msg), "out of memory");
 	return rc;

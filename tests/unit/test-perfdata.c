@@ -38,7 +38,7 @@
  *   400005: call 400010         e8 06 00 00 00
  *   40000a: dec ecx             ff c9
  *   40000c: jnz 400005          75 f7
- *   40000e: ud2                 0f 0b
+ *   40000e: jmp *%rax           ff e0      (TIP.PGD ends a slice)
  *   400010: test cl, 1          f6 c1 01
  *   400013: jz 400016           74 01
  *   400015: nop                 90
@@ -51,7 +51,7 @@ synth_code(uint8_t code[24], uint32_t n)
 {
 	static const uint8_t tmpl[24] = {
 		0xb9, 0, 0, 0, 0, 0xe8, 0x06, 0, 0, 0, 0xff, 0xc9,
-		0x75, 0xf7, 0x0f, 0x0b, 0xf6, 0xc1, 0x01, 0x74, 0x01, 0x90,
+		0x75, 0xf7, 0xff, 0xe0, 0xf6, 0xc1, 0x01, 0x74, 0x01, 0x90,
 		0xc3, 0x90,
 	};
 
@@ -59,40 +59,44 @@ synth_code(uint8_t code[24], uint32_t n)
 	mt_put_le32(code + 1, n);
 }
 
-/* PT for @n iterations: PSB+ at 400000, then TNT-64 packets. */
-static size_t
-synth_pt(uint8_t *buf, size_t cap, uint32_t n)
+static void
+enc_pkt(struct pt_encoder *enc, enum pt_packet_type type, uint64_t v)
 {
-	struct pt_config cfg;
-	struct pt_encoder *enc;
+	struct pt_packet pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = type;
+	switch (type) {
+	case ppt_mode:
+		pkt.payload.mode.leaf = pt_mol_exec;
+		pkt.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+		break;
+	case ppt_fup:
+	case ppt_tip_pge:
+		pkt.payload.ip.ipc = pt_ipc_sext_48;
+		pkt.payload.ip.ip = v;
+		break;
+	case ppt_tip_pgd:
+		pkt.payload.ip.ipc = pt_ipc_suppressed;
+		break;
+	case ppt_tsc:
+		pkt.payload.tsc.tsc = v;
+		break;
+	default:
+		break;
+	}
+	pt_enc_next(enc, &pkt);
+}
+
+/* TNT bits of @n iterations of the program. */
+static int
+enc_loop(struct pt_encoder *enc, uint32_t n)
+{
 	struct pt_packet pkt;
 	uint64_t bits = 0;
-	int nbits = 0, rc;
+	int nbits = 0;
 	uint32_t ecx;
-	uint64_t off = 0;
 
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + cap;
-	enc = pt_alloc_encoder(&cfg);
-	if (enc == NULL)
-		return 0;
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = ppt_psb;
-	pt_enc_next(enc, &pkt);
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = ppt_mode;
-	pkt.payload.mode.leaf = pt_mol_exec;
-	pkt.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-	pt_enc_next(enc, &pkt);
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = ppt_fup;
-	pkt.payload.ip.ipc = pt_ipc_sext_48;
-	pkt.payload.ip.ip = CODE_ADDR;
-	pt_enc_next(enc, &pkt);
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = ppt_psbend;
-	pt_enc_next(enc, &pkt);
 	for (ecx = n; ecx > 0; ecx--) {
 		int b[3] = { (ecx & 1) == 0, 1, ecx != 1 };
 
@@ -104,19 +108,78 @@ synth_pt(uint8_t *buf, size_t cap, uint32_t n)
 				pkt.type = ppt_tnt_64;
 				pkt.payload.tnt.bit_size = (uint8_t)nbits;
 				pkt.payload.tnt.payload = bits;
-				rc = pt_enc_next(enc, &pkt);
-				if (rc < 0) {
-					pt_free_encoder(enc);
-					return 0;
-				}
+				if (pt_enc_next(enc, &pkt) < 0)
+					return -1;
 				bits = 0;
 				nbits = 0;
 			}
 		}
 	}
+	return 0;
+}
+
+/*
+ * One slice of PT: the program at @base runs @n iterations.  The first
+ * slice of a buffer starts with PSB+ (TSC when @tsc, FUP @base); later
+ * ones with TSC, MODE.exec and TIP.PGE @base.  @pgd ends it at the
+ * jmp *%rax with TIP.PGD (the thread leaves the CPU).
+ */
+static int
+enc_slice(struct pt_encoder *enc, int first, uint64_t base, uint32_t n,
+    uint64_t tsc, int pgd)
+{
+	if (first) {
+		enc_pkt(enc, ppt_psb, 0);
+		if (tsc)
+			enc_pkt(enc, ppt_tsc, tsc);
+		enc_pkt(enc, ppt_mode, 0);
+		enc_pkt(enc, ppt_fup, base);
+		enc_pkt(enc, ppt_psbend, 0);
+	} else {
+		if (tsc)
+			enc_pkt(enc, ppt_tsc, tsc);
+		enc_pkt(enc, ppt_mode, 0);
+		enc_pkt(enc, ppt_tip_pge, base);
+	}
+	if (enc_loop(enc, n) < 0)
+		return -1;
+	if (pgd)
+		enc_pkt(enc, ppt_tip_pgd, 0);
+	return 0;
+}
+
+static struct pt_encoder *
+enc_new(uint8_t *buf, size_t cap)
+{
+	struct pt_config cfg;
+
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + cap;
+	return pt_alloc_encoder(&cfg);
+}
+
+static size_t
+enc_done(struct pt_encoder *enc)
+{
+	uint64_t off = 0;
+
 	pt_enc_get_offset(enc, &off);
 	pt_free_encoder(enc);
 	return (size_t)off;
+}
+
+/* PT for @n iterations: PSB+ at 400000, then TNT-64 packets. */
+static size_t
+synth_pt(uint8_t *buf, size_t cap, uint32_t n)
+{
+	struct pt_encoder *enc = enc_new(buf, cap);
+
+	if (enc == NULL || enc_slice(enc, 1, CODE_ADDR, n, 0, 0) < 0) {
+		pt_free_encoder(enc);
+		return 0;
+	}
+	return enc_done(enc);
 }
 
 static void
@@ -520,6 +583,265 @@ write_synth(const char *dir, int pipe, uint32_t iters, const char *name)
 	return rc;
 }
 
+/* Encode @r with ST_ALL and append it to @w. */
+static int
+put_rec(struct mt_pd_writer *w, const struct mt_sb_rec *r)
+{
+	struct mt_wbuf b;
+	int rc;
+
+	mt_wbuf_init(&b);
+	rc = mt_sb_write(&b, r, ST_ALL);
+	if (rc > 0)
+		rc = mt_pd_writer_record(w, b.p, b.len);
+	mt_wbuf_release(&b);
+	return rc;
+}
+
+static int
+put_comm(struct mt_pd_writer *w, uint32_t pid, uint32_t tid,
+    const char *comm)
+{
+	struct mt_sb_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = MT_SB_COMM;
+	r.id = (struct mt_sb_id){ .pid = pid, .tid = tid, .time = 1,
+	    .id = 2 };
+	r.u.comm.pid = pid;
+	r.u.comm.tid = tid;
+	r.u.comm.comm = comm;
+	return put_rec(w, &r);
+}
+
+static int
+put_mmap2(struct mt_pd_writer *w, uint32_t pid, uint64_t addr,
+    const char *path)
+{
+	struct mt_sb_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = MT_SB_MMAP2;
+	r.misc = MT_SB_MISC_USER;
+	r.id = (struct mt_sb_id){ .pid = pid, .tid = pid, .time = 2,
+	    .id = 2 };
+	r.u.mmap.pid = pid;
+	r.u.mmap.tid = pid;
+	r.u.mmap.addr = addr;
+	r.u.mmap.len = 0x1000;
+	r.u.mmap.prot = 5;
+	r.u.mmap.flags = 2;
+	r.u.mmap.filename = path;
+	return put_rec(w, &r);
+}
+
+/* A SWITCH record on @cpu at @time: @tid comes in, or goes out. */
+static int
+put_switch(struct mt_pd_writer *w, uint32_t cpu, uint64_t time,
+    uint32_t pid, uint32_t tid, int out)
+{
+	struct mt_sb_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = MT_SB_SWITCH;
+	r.misc = out ? MT_SB_MISC_SWITCH_OUT : 0;
+	r.id = (struct mt_sb_id){ .pid = pid, .tid = tid, .time = time,
+	    .id = 2, .cpu = cpu };
+	return put_rec(w, &r);
+}
+
+static int
+write_code(const char *dir, const char *name, uint32_t iters, char *path,
+    size_t n)
+{
+	uint8_t code[0x1000];
+
+	memset(code, 0xcc, sizeof(code));
+	synth_code(code, iters);
+	snprintf(path, n, "%s/%s", dir, name);
+	return write_file(path, code, sizeof(code));
+}
+
+/*
+ * The other recordings the importer must handle, for the bats tests:
+ *   snapshots  per-thread snapshot mode: two AUXTRACE records of one
+ *              buffer (10 and 20 iterations of code20.bin)
+ *   split      per-thread full-trace mode: 1000 iterations cut into
+ *              three contiguous AUXTRACE records
+ *   cpu        per-CPU with TSC and time conversion: threads 101 (code
+ *              A at 0x400000, 3 iterations a slice) and 102 (code B at
+ *              0x500000, 5 iterations) of process 100 swap CPUs:
+ *              CPU 0 runs 101 then 102, CPU 1 runs 102 then 101; SWITCH
+ *              records say when (perf time = TSC: shift 10, mult 1024)
+ *   elf        like snapshots, plus a BUILD_ID feature entry naming
+ *              elf_path with build-id elf_bid, mapped at 0x600000
+ */
+/* For the "elf" kind: the file and build-id (hex) the BUILD_ID feature
+ * names. */
+static const char *elf_path, *elf_bid;
+
+static int
+write_kind(const char *dir, const char *kind, int pipe, const char *name)
+{
+	static uint8_t pt[2][1 << 16];
+	uint64_t priv[18] = { PT_TYPE, 0, 0, 0, 0, 0x400, 0x800, 0, 0, 0,
+	    0x200, 0x3c000, 0, 0, 0x2, 0, 0, 0 };
+	char pa[4096], pb[4096], out[4096];
+	struct mt_pd_attr a[2];
+	uint64_t ids[2];
+	struct mt_pd_writer *w = NULL;
+	struct mt_pd_auxtrace ax;
+	struct mt_pd_time_conv tc = { .time_shift = 10, .time_mult = 1024,
+	    .cap_user_time_zero = 1, .extended = 1 };
+	struct pt_encoder *enc;
+	size_t n[2] = { 0, 0 };
+	int rc = 0, fd;
+
+	pt_attrs(a, ids);
+	snprintf(out, sizeof(out), "%s/%s", dir, name);
+	if (strcmp(kind, "cpu") == 0) {
+		a[0].config |= 0x400;
+		a[1].flags |= MT_PD_ATTR_CONTEXT_SWITCH;
+		priv[MT_PD_IPT_TIME_SHIFT] = 10;
+		priv[MT_PD_IPT_TIME_MULT] = 1024;
+		priv[MT_PD_IPT_CAP_USER_TIME_ZERO] = 1;
+		priv[MT_PD_IPT_HAVE_SCHED_SWITCH] = 2;
+		priv[MT_PD_IPT_PER_CPU_MMAPS] = 1;
+		if (write_code(dir, "codeA.bin", 3, pa, sizeof(pa)) < 0 ||
+		    write_code(dir, "codeB.bin", 5, pb, sizeof(pb)) < 0)
+			return -1;
+		/* CPU 0: 101 at TSC 1000, 102 at 3000. */
+		enc = enc_new(pt[0], sizeof(pt[0]));
+		if (enc == NULL || enc_slice(enc, 1, 0x400000, 3, 1000, 1) ||
+		    enc_slice(enc, 0, 0x500000, 5, 3000, 1))
+			rc = -1;
+		n[0] = enc ? enc_done(enc) : 0;
+		/* CPU 1: 102 at TSC 2000, 101 at 4000. */
+		enc = enc_new(pt[1], sizeof(pt[1]));
+		if (enc == NULL || enc_slice(enc, 1, 0x500000, 5, 2000, 1) ||
+		    enc_slice(enc, 0, 0x400000, 3, 4000, 1))
+			rc = -1;
+		n[1] = enc ? enc_done(enc) : 0;
+	} else {
+		tc.cap_user_time_zero = 0;
+		if (strcmp(kind, "split") == 0 ?
+		    write_code(dir, "code.bin", 1000, pa, sizeof(pa)) < 0 :
+		    write_code(dir, "code20.bin", 20, pa, sizeof(pa)) < 0)
+			return -1;
+		if (strcmp(kind, "snapshots") == 0 ||
+		    strcmp(kind, "elf") == 0) {
+			priv[MT_PD_IPT_SNAPSHOT_MODE] = 1;
+			n[0] = synth_pt(pt[0], sizeof(pt[0]), 10);
+			n[1] = synth_pt(pt[1], sizeof(pt[1]), 20);
+		} else if (strcmp(kind, "split") == 0) {
+			n[0] = synth_pt(pt[0], sizeof(pt[0]), 1000);
+		} else {
+			return -1;
+		}
+	}
+	if (rc == 0)
+		rc = mt_pd_writer_new(&w, pipe);
+	if (rc == 0)
+		rc = mt_pd_writer_attr(w, &a[0]);
+	if (rc == 0)
+		rc = mt_pd_writer_attr(w, &a[1]);
+	if (rc == 0)
+		rc = mt_pd_writer_time_conv(w, &tc);
+	if (rc == 0)
+		rc = mt_pd_writer_auxtrace_info(w, MT_PD_AUXTRACE_INTEL_PT,
+		    priv, 18);
+	memset(&ax, 0, sizeof(ax));
+	if (strcmp(kind, "cpu") == 0) {
+		if (rc == 0)
+			rc = put_comm(w, 100, 101, "alpha");
+		if (rc == 0)
+			rc = put_comm(w, 100, 102, "beta");
+		if (rc == 0)
+			rc = put_mmap2(w, 100, 0x400000, pa);
+		if (rc == 0)
+			rc = put_mmap2(w, 100, 0x500000, pb);
+		for (int c = 0; rc == 0 && c < 2; c++) {
+			struct mt_sb_rec r;
+
+			memset(&r, 0, sizeof(r));
+			r.type = MT_SB_ITRACE_START;
+			r.id = (struct mt_sb_id){ .pid = 100, .tid = 101u + c,
+			    .time = 800, .id = 1, .cpu = (uint32_t)c };
+			r.u.task.pid = 100;
+			r.u.task.tid = 101u + (uint32_t)c;
+			rc = put_rec(w, &r);
+		}
+		if (rc == 0)
+			rc = put_switch(w, 0, 900, 100, 101, 0) |
+			    put_switch(w, 1, 1900, 100, 102, 0) |
+			    put_switch(w, 0, 1950, 100, 101, 1) |
+			    put_switch(w, 1, 2950, 100, 102, 1) |
+			    put_switch(w, 0, 2960, 100, 102, 0) |
+			    put_switch(w, 1, 3900, 100, 101, 0) |
+			    put_switch(w, 0, 3950, 100, 102, 1) |
+			    put_switch(w, 1, 4950, 100, 101, 1);
+		for (int c = 0; rc == 0 && c < 2; c++) {
+			ax.size = n[c];
+			ax.data = pt[c];
+			ax.idx = (uint32_t)c;
+			ax.tid = MT_PD_NONE;
+			ax.cpu = (uint32_t)c;
+			rc = mt_pd_writer_auxtrace(w, &ax);
+		}
+	} else {
+		if (rc == 0)
+			rc = put_comm(w, PID, PID, "synth");
+		if (rc == 0)
+			rc = put_mmap2(w, PID, CODE_ADDR, pa);
+		ax.tid = PID;
+		ax.cpu = MT_PD_NONE;
+		if (rc == 0 && strcmp(kind, "elf") == 0) {
+			struct mt_pd_build_id b;
+			size_t len = strlen(elf_bid) / 2;
+
+			memset(&b, 0, sizeof(b));
+			b.pid = PID;
+			b.misc = MT_SB_MISC_USER;
+			b.len = (uint8_t)(len > 20 ? 20 : len);
+			for (size_t i = 0; i < b.len; i++)
+				sscanf(elf_bid + 2 * i, "%2hhx", &b.id[i]);
+			b.filename = (char *)(uintptr_t)elf_path;
+			rc = put_mmap2(w, PID, 0x600000, elf_path);
+			if (rc == 0)
+				rc = mt_pd_writer_build_id(w, &b);
+		}
+		if (strcmp(kind, "snapshots") == 0 ||
+		    strcmp(kind, "elf") == 0) {
+			for (int i = 0; rc == 0 && i < 2; i++) {
+				ax.size = n[i];
+				ax.data = pt[i];
+				rc = mt_pd_writer_auxtrace(w, &ax);
+				ax.offset += (n[i] + 7) & ~(size_t)7;
+			}
+		} else {
+			size_t cut[4] = { 0, 64, 200, n[0] };
+
+			for (int i = 0; rc == 0 && i < 3; i++) {
+				ax.size = cut[i + 1] - cut[i];
+				ax.data = pt[0] + cut[i];
+				ax.offset = cut[i];
+				rc = mt_pd_writer_auxtrace(w, &ax);
+			}
+		}
+	}
+	if (rc == 0)
+		rc = mt_pd_writer_finished_round(w);
+	fd = rc == 0 ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+	if (fd < 0)
+		rc = -1;
+	if (rc == 0)
+		rc = mt_pd_writer_finish(w, fd);
+	if (fd >= 0 && close(fd) < 0)
+		rc = -1;
+	mt_pd_writer_free(w);
+	return rc;
+}
+
 /* Count lines of a command's output; -1 if it failed. */
 static long
 count_lines(const char *cmd, const char *match)
@@ -585,10 +907,30 @@ perf_script_decodes_synthetic(void)
 int
 main(int argc, char **argv)
 {
-	if (argc == 3 && strcmp(argv[1], "--write-synth") == 0) {
-		if (write_synth(argv[2], 0, 1000, "synth.data") < 0) {
-			fprintf(stderr, "test-perfdata: cannot write '%s': %s\n",
-			    argv[2], strerror(errno));
+	/*
+	 * test-perfdata --write-synth DIR [thread|snapshots|split|cpu]
+	 * [--pipe]: DIR/KIND.data (pipe mode: KIND.pipe.data);
+	 * test-perfdata --write-synth DIR elf FILE BUILD-ID-HEX
+	 */
+	if (argc >= 3 && strcmp(argv[1], "--write-synth") == 0) {
+		const char *kind = argc >= 4 ? argv[3] : "thread";
+		int pipe = argc >= 5 && strcmp(argv[4], "--pipe") == 0;
+
+		if (strcmp(kind, "elf") == 0) {
+			if (argc != 6)
+				return 2;
+			elf_path = argv[4];
+			elf_bid = argv[5];
+		}
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s%s.data", kind,
+		    pipe ? ".pipe" : "");
+		if ((strcmp(kind, "thread") == 0 ?
+		    write_synth(argv[2], pipe, 1000, name) :
+		    write_kind(argv[2], kind, pipe, name)) < 0) {
+			fprintf(stderr, "test-perfdata: cannot write %s/%s\n",
+			    argv[2], name);
 			return 1;
 		}
 		return 0;
