@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <intel-pt.h>
 
+#include "buf.h"
 #include "elffile.h"
 #include "err.h"
 #include "image.h"
@@ -39,6 +41,8 @@ struct image_set {
 	struct pt_image_section_cache *isc;
 	int memfd;		/* bundled bytes, -1 until needed */
 	char mempath[32];	/* "/proc/self/fd/N" */
+	const char *codepath;	/* file holding blob_off/elf_off: the
+				 * snapshot itself or mempath */
 	uint64_t memlen;	/* bytes written to memfd */
 	struct image_proc *procs;	size_t nprocs;
 	struct image_global *glob;	size_t nglob;
@@ -48,8 +52,8 @@ struct image_set {
 	int fns_sorted;
 	char **warn;			size_t nwarn;
 	struct mt_elf **elfs;		size_t nelfs;	/* kept for fns */
-	uint64_t *blob_off;	/* memfd offset of each BLOB chunk */
-	uint64_t *elf_off;	/* memfd offset of each ELF chunk */
+	uint64_t *blob_off;	/* codepath offset of each BLOB's bytes */
+	uint64_t *elf_off;	/* codepath offset of each ELF's bytes */
 };
 
 static void *
@@ -349,7 +353,7 @@ image_find(struct image_set *is, const uint8_t *bid, size_t bidlen,
 				break;
 			*base = is->elf_off[i];
 			*ep = e;
-			*file = is->mempath;
+			*file = is->codepath;
 			return 1;
 		}
 		if (is->o.debug_dir != NULL && bidlen > 1) {
@@ -457,7 +461,7 @@ image_add_blobs(struct image_set *is)
 
 		if (b->len == 0)
 			continue;
-		isid = pt_iscache_add_file(is->isc, is->mempath,
+		isid = pt_iscache_add_file(is->isc, is->codepath,
 		    is->blob_off[i], b->len,
 		    b->addr);
 		if (isid < 0)
@@ -487,6 +491,89 @@ image_add_blobs(struct image_set *is)
 	return 0;
 }
 
+/*
+ * Find the bytes of every BLOB and ELF chunk inside the snapshot file at
+ * @path, so libipt maps them from there and nothing is copied.  Each
+ * position is computed from the chunk table and checked against the
+ * lengths stored in the file.  Returns 0, or -1 (then the caller copies
+ * the bytes into a memfd).
+ */
+static int
+image_locate(struct image_set *is, const char *path)
+{
+	const struct mt_snap *s = is->snap;
+	struct stat sb;
+	const uint8_t *m;
+	size_t i, nb = 0, ne = 0;
+	uint64_t size;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0) {
+		close(fd);
+		return -1;
+	}
+	size = (uint64_t)sb.st_size;
+	m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	for (i = 0; rc == 0 && i < s->nchunks; i++) {
+		const struct mt_snap_chunkinfo *c = &s->chunks[i];
+		uint64_t p = c->off + 16, n, len;
+
+		if (c->type != MT_SNAP_BLOB && c->type != MT_SNAP_ELF)
+			continue;
+		if (p > size || c->len > size - p) {
+			rc = -1;
+			break;
+		}
+		if (c->type == MT_SNAP_BLOB) {
+			/* u32 pid, u32 kind, u64 addr, str name, bytes data */
+			if (nb >= s->nblobs || c->len < 28) {
+				rc = -1;
+				break;
+			}
+			n = mt_le32(m + p + 16);
+			if (n > c->len - 28) {
+				rc = -1;
+				break;
+			}
+			p += 20 + n;
+			len = mt_le64(m + p);
+			if (len != s->blobs[nb].len || len > c->len - 28 - n)
+				rc = -1;
+			is->blob_off[nb++] = p + 8;
+		} else {
+			/* buildid, str path, bytes data */
+			if (ne >= s->nelfs || c->len < 13) {
+				rc = -1;
+				break;
+			}
+			n = 1 + (uint64_t)m[p];
+			if (n + 12 > c->len) {
+				rc = -1;
+				break;
+			}
+			n += 4 + mt_le32(m + p + n);
+			if (n + 8 > c->len) {
+				rc = -1;
+				break;
+			}
+			len = mt_le64(m + p + n);
+			if (len != s->elfs[ne].len || len > c->len - n - 8)
+				rc = -1;
+			is->elf_off[ne++] = p + n + 8;
+		}
+	}
+	munmap((void *)(uintptr_t)m, (size_t)size);
+	if (nb != s->nblobs || ne != s->nelfs)
+		rc = -1;
+	return rc;
+}
+
 int
 image_set_new(struct image_set **out, const struct mt_snap *s,
     const struct image_opts *o)
@@ -506,20 +593,26 @@ image_set_new(struct image_set **out, const struct mt_snap *s,
 		free(is);
 		return -MT_E_NOMEM;
 	}
-	/*
-	 * libipt refuses a section whose file changed size after it was
-	 * added (-pte_bad_image), so every bundled byte goes into the memfd
-	 * before the first section is added.
-	 */
 	is->blob_off = calloc(s->nblobs + 1, sizeof(uint64_t));
 	is->elf_off = calloc(s->nelfs + 1, sizeof(uint64_t));
 	rc = is->blob_off && is->elf_off ? 0 : -MT_E_NOMEM;
-	for (i = 0; rc >= 0 && i < s->nblobs; i++)
-		rc = image_mem_put(is, s->blobs[i].data, s->blobs[i].len,
-		    &is->blob_off[i]);
-	for (i = 0; rc >= 0 && i < s->nelfs; i++)
-		rc = image_mem_put(is, s->elfs[i].data, s->elfs[i].len,
-		    &is->elf_off[i]);
+	if (rc >= 0 && o->snap_path != NULL &&
+	    image_locate(is, o->snap_path) == 0) {
+		is->codepath = o->snap_path;
+	} else {
+		/*
+		 * libipt refuses a section whose file changed size after
+		 * it was added (-pte_bad_image), so every bundled byte goes
+		 * into the memfd before the first section is added.
+		 */
+		for (i = 0; rc >= 0 && i < s->nblobs; i++)
+			rc = image_mem_put(is, s->blobs[i].data,
+			    s->blobs[i].len, &is->blob_off[i]);
+		for (i = 0; rc >= 0 && i < s->nelfs; i++)
+			rc = image_mem_put(is, s->elfs[i].data,
+			    s->elfs[i].len, &is->elf_off[i]);
+		is->codepath = is->mempath;
+	}
 	if (rc >= 0)
 		rc = image_add_blobs(is);
 	for (i = 0; rc >= 0 && i < s->nmmaps; i++) {

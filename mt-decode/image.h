@@ -24,6 +24,8 @@ struct pt_image_section_cache;
 struct image_opts {
 	const char *debug_dir;	/* build-id cache directory, or NULL */
 	const char *root;	/* prefix for recorded paths, or NULL */
+	const char *snap_path;	/* the snapshot's file, or NULL for a pipe:
+				 * code bytes are then mapped from there */
 };
 
 /* One mapping a decoder may see, also written as a `mod` record. */

@@ -234,6 +234,8 @@ main(int argc, char **argv)
 	if (parse_args(&o, argc, argv) != 0)
 		return 2;
 	o.d.source = o.in;
+	if (strcmp(o.in, "-") != 0)
+		o.d.img.snap_path = o.in;
 	if (strcmp(o.in, "-") == 0) {
 		fd = STDIN_FILENO;
 		if (isatty(fd) && !o.force) {

@@ -1,30 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The walk cache (walk.h): capstone decodes code bytes read through
+ * The walk cache (walk.h): the length decoder (ild.h) reads code through
  * libipt's image-section cache, once per (block start IP, section).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include <capstone/capstone.h>
 #include <intel-pt.h>
 
+#include "ild.h"
 #include "walk.h"
 
 #define WALK_MAX_INSN	512	/* instructions per walk before chaining */
 #define WALK_READ	256	/* bytes read from the section at once */
+#define WALK_FRONT	4096	/* entries in the direct-mapped front cache */
 
 struct walk_cache {
 	struct pt_image_section_cache *isc;	/* not owned */
 	walk_fn_lookup fn;	/* function ranges, may be NULL */
 	void *fnarg;
-	csh cs[3];		/* capstone handles: 16, 32, 64 bit; 0 unused */
-	cs_insn *insn[3];	/* capstone's instruction buffer per handle */
 	struct walk *w;		/* walks */
 	uint32_t nw, capw;
 	struct walk_tr *tr;	/* transitions of all walks */
 	uint32_t ntr, captr;
 	uint64_t decoded;	/* instructions decoded by walks */
+	struct {
+		uint64_t ip;	/* walk start, 0 empty */
+		int isid;
+		uint32_t idx;	/* index into w */
+	} front[WALK_FRONT];	/* direct-mapped cache before the hash */
 	uint32_t *slot;		/* hash: walk index + 1, 0 empty */
 	uint32_t nslot;		/* power of two */
 	uint8_t buf[WALK_READ];	/* code bytes being decoded */
@@ -53,16 +57,8 @@ walk_cache_new(struct pt_image_section_cache *isc, walk_fn_lookup fn,
 void
 walk_cache_free(struct walk_cache *wc)
 {
-	int i;
-
 	if (wc == NULL)
 		return;
-	for (i = 0; i < 3; i++) {
-		if (wc->insn[i] != NULL)
-			cs_free(wc->insn[i], 1);
-		if (wc->cs[i] != 0)
-			cs_close(&wc->cs[i]);
-	}
 	free(wc->w);
 	free(wc->tr);
 	free(wc->slot);
@@ -114,125 +110,11 @@ walk_rehash(struct walk_cache *wc)
 	return 0;
 }
 
-static cs_insn *
-walk_cs(struct walk_cache *wc, int mode, csh *h)
-{
-	int m = mode == ptem_16bit ? 0 : mode == ptem_32bit ? 1 : 2;
-	static const cs_mode csm[3] = { CS_MODE_16, CS_MODE_32, CS_MODE_64 };
-
-	if (wc->cs[m] == 0) {
-		if (cs_open(CS_ARCH_X86, csm[m], &wc->cs[m]) != CS_ERR_OK)
-			return NULL;
-		wc->insn[m] = cs_malloc(wc->cs[m]);
-		if (wc->insn[m] == NULL) {
-			cs_close(&wc->cs[m]);
-			wc->cs[m] = 0;
-			return NULL;
-		}
-	}
-	*h = wc->cs[m];
-	return wc->insn[m];
-}
-
-/*
- * Target of a relative branch: the displacement is the instruction's last
- * field, 1, 2 or 4 bytes after the opcode (E8, E9, EB, 70-7F, 0F 80-8F,
- * E0-E3).  Returns 0 for other encodings (indirect: FF /2, FF /4, ...).
- * Capstone's detail mode would tell the same, at several times the cost.
- */
-static uint64_t
-walk_rel_target(const cs_insn *in, int mode)
-{
-	const uint8_t *b = in->bytes;
-	size_t n = in->size, i = 0, dsz;
-	uint64_t t;
-	int64_t d;
-
-	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 ||
-	    b[i] == 0xf3 || b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 ||
-	    b[i] == 0x36 || b[i] == 0x64 || b[i] == 0x65 || b[i] == 0xf0))
-		i++;
-	if (mode == ptem_64bit && i < n && (b[i] & 0xf0) == 0x40)
-		i++;
-	if (i >= n)
-		return 0;
-	if (b[i] == 0xe8 || b[i] == 0xe9 || b[i] == 0xeb ||
-	    (b[i] >= 0x70 && b[i] <= 0x7f) || (b[i] >= 0xe0 && b[i] <= 0xe3))
-		i += 1;
-	else if (b[i] == 0x0f && i + 1 < n && (b[i + 1] & 0xf0) == 0x80)
-		i += 2;
-	else
-		return 0;
-	dsz = n - i;
-	if (dsz == 1)
-		d = (int8_t)b[i];
-	else if (dsz == 2)
-		d = (int16_t)(b[i] | b[i + 1] << 8);
-	else if (dsz == 4)
-		d = (int32_t)((uint32_t)b[i] | (uint32_t)b[i + 1] << 8 |
-		    (uint32_t)b[i + 2] << 16 | (uint32_t)b[i + 3] << 24);
-	else
-		return 0;
-	t = in->address + n + (uint64_t)d;
-	if (mode == ptem_32bit)
-		t &= 0xffffffffull;
-	else if (mode == ptem_16bit || dsz == 2)
-		t &= 0xffffull;
-	return t;
-}
-
-/* Classify @in; set *@target for direct branches (0 if indirect). */
+/* libipt's execution mode as a bit width for the decoder. */
 static int
-walk_classify(const cs_insn *in, int mode, uint64_t *target)
+walk_bits(int mode)
 {
-	*target = 0;
-	switch (in->id) {
-	case X86_INS_CALL:
-		*target = walk_rel_target(in, mode);
-		return WK_CALL;
-	case X86_INS_JMP:
-		*target = walk_rel_target(in, mode);
-		return WK_JMP;
-	case X86_INS_RET:
-		return WK_RET;
-	case X86_INS_SYSCALL:
-	case X86_INS_SYSENTER:
-		return WK_SYSCALL;
-	case X86_INS_SYSRET:
-	case X86_INS_SYSEXIT:
-		return WK_SYSRET;
-	case X86_INS_INT:
-	case X86_INS_INT3:
-	case X86_INS_INTO:
-	case X86_INS_INT1:
-		return WK_INT;
-	case X86_INS_IRET:
-	case X86_INS_IRETD:
-	case X86_INS_IRETQ:
-		return WK_IRET;
-	case X86_INS_LCALL:
-	case X86_INS_LJMP:
-	case X86_INS_RETF:
-	case X86_INS_RETFQ:
-	case X86_INS_VMLAUNCH:
-	case X86_INS_VMRESUME:
-	case X86_INS_VMCALL:
-	case X86_INS_VMMCALL:
-	case X86_INS_UD2:
-		return WK_FAR;
-	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE:
-	case X86_INS_JB: case X86_INS_JCXZ: case X86_INS_JECXZ:
-	case X86_INS_JE: case X86_INS_JGE: case X86_INS_JG:
-	case X86_INS_JLE: case X86_INS_JL: case X86_INS_JNE:
-	case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS:
-	case X86_INS_JO: case X86_INS_JP: case X86_INS_JRCXZ:
-	case X86_INS_JS: case X86_INS_LOOP: case X86_INS_LOOPE:
-	case X86_INS_LOOPNE:
-		*target = walk_rel_target(in, mode);
-		return WK_COND;
-	default:
-		return WK_NONE;
-	}
+	return mode == ptem_16bit ? 16 : mode == ptem_32bit ? 32 : 64;
 }
 
 static struct walk_tr *
@@ -259,21 +141,13 @@ walk_new_tr(struct walk_cache *wc)
 static int
 walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 {
-	uint64_t ip = w->ip, base = 0, target;
+	uint64_t ip = w->ip, base = 0;
 	size_t have = 0;
-	cs_insn *in;
-	csh h;
-	int r, k;
+	struct ild_insn in;
+	int r, k, bits = walk_bits(mode);
 
-	in = walk_cs(wc, mode, &h);
-	if (in == NULL)
-		return -1;
 	w->tr = wc->ntr;
 	for (;;) {
-		const uint8_t *code;
-		size_t size;
-		uint64_t addr = ip;
-
 		if (w->len == WALK_MAX_INSN) {
 			w->term = WK_NONE;
 			w->cont = ip;
@@ -288,41 +162,41 @@ walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 			base = ip;
 			have = (size_t)r;
 		}
-		code = wc->buf + (ip - base);
-		size = have - (size_t)(ip - base);
-		if (!cs_disasm_iter(h, &code, &size, &addr, in))
+		if (ild_decode(wc->buf + (ip - base), have - (size_t)(ip - base),
+		    ip, bits, &in) < 0)
 			break;
 		w->len++;
 		wc->decoded++;
-		k = walk_classify(in, mode, &target);
+		k = in.cls;
 		if (k == WK_NONE) {
-			ip += in->size;
+			ip += in.len;
 			continue;
 		}
-		if ((k == WK_CALL || k == WK_JMP) && target != 0) {
-			if (k == WK_CALL && target == ip + in->size) {
-				ip = target;
+		if ((k == WK_CALL || k == WK_JMP) && in.rel) {
+			struct walk_tr *t;
+
+			if (k == WK_CALL && in.target == ip + in.len) {
+				ip = in.target;
 				continue;
 			}
-			struct walk_tr *t = walk_new_tr(wc);
-
+			t = walk_new_tr(wc);
 			if (t == NULL)
 				return -1;
 			t->idx = w->len - 1;
 			t->kind = (uint8_t)k;
 			t->from = ip;
-			t->to = target;
-			t->leaves = (uint8_t)walk_leaves(wc, ip, target);
+			t->to = in.target;
+			t->leaves = (uint8_t)walk_leaves(wc, ip, in.target);
 			w->ntr++;
-			ip = target;
+			ip = in.target;
 			continue;
 		}
 		w->term = (uint8_t)k;
-		w->term_size = in->size;
+		w->term_size = in.len;
 		w->term_ip = ip;
-		w->term_target = target;
+		w->term_target = in.rel ? in.target : 0;
 		if (k == WK_COND)
-			w->leaves = (uint8_t)walk_leaves(wc, ip, target);
+			w->leaves = (uint8_t)walk_leaves(wc, ip, in.target);
 		w->cont = 0;
 		return 0;
 	}
@@ -335,13 +209,20 @@ walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 const struct walk *
 walk_get(struct walk_cache *wc, uint64_t ip, int isid, int mode)
 {
-	uint32_t j = walk_hash(ip, isid) & (wc->nslot - 1), i;
+	uint32_t f = (uint32_t)(ip ^ (ip >> 12)) & (WALK_FRONT - 1), j, i;
 	struct walk *w;
 
+	if (wc->front[f].ip == ip && wc->front[f].isid == isid && ip != 0)
+		return &wc->w[wc->front[f].idx];
+	j = walk_hash(ip, isid) & (wc->nslot - 1);
 	while ((i = wc->slot[j]) != 0) {
 		w = &wc->w[i - 1];
-		if (w->ip == ip && w->isid == isid)
+		if (w->ip == ip && w->isid == isid) {
+			wc->front[f].ip = ip;
+			wc->front[f].isid = isid;
+			wc->front[f].idx = i - 1;
 			return w;
+		}
 		j = (j + 1) & (wc->nslot - 1);
 	}
 	if (wc->nw == wc->capw) {
@@ -369,20 +250,17 @@ int
 walk_insn(struct walk_cache *wc, const uint8_t *raw, size_t size,
     uint64_t ip, int mode, uint64_t *target)
 {
-	const uint8_t *code = raw;
-	uint64_t addr = ip;
-	cs_insn *in;
-	csh h;
-	int k;
+	struct ild_insn in;
 
+	(void)wc;
 	*target = 0;
-	in = walk_cs(wc, mode, &h);
-	if (in == NULL || !cs_disasm_iter(h, &code, &size, &addr, in))
+	if (ild_decode(raw, size, ip, walk_bits(mode), &in) < 0)
 		return WK_NONE;
-	k = walk_classify(in, mode, target);
-	if (k == WK_CALL && *target == ip + in->size)
+	if (in.rel)
+		*target = in.target;
+	if (in.cls == WK_CALL && in.rel && in.target == ip + in.len)
 		return WK_NONE;
-	return k;
+	return in.cls;
 }
 
 void

@@ -4,7 +4,7 @@
  * block decoder follows direct calls and direct jumps without ending the
  * block, so a block can hold calls that mt-decode must report.  Which ones
  * depends only on the code: starting at a block's first IP, the walk
- * decodes instructions (capstone) the way libipt proceeds without trace,
+ * decodes instructions (ild.h) the way libipt proceeds without trace,
  * records every direct call and jump with its instruction index, and stops
  * at the first instruction that needs trace (conditional or indirect
  * branch, return, far transfer).  A block of N instructions then holds the
@@ -20,7 +20,8 @@
 
 struct pt_image_section_cache;
 
-/* What the last instruction of a walk (or a transition) is. */
+/* What the last instruction of a walk (or a transition) is; the values
+ * equal those of enum ild_class (ild.h). */
 enum walk_kind {
 	WK_NONE = 0,	/* walk stopped without a branch (limit, no bytes) */
 	WK_CALL,	/* near call (direct in a transition, else indirect) */
