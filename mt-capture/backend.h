@@ -220,6 +220,14 @@ const struct mt_snap_timeconv *mt_cap_timeconv(const struct mt_cap *c);
 void mt_cap_set_priv(struct mt_cap *c, void *priv);
 void *mt_cap_priv(const struct mt_cap *c);
 
+/*
+ * --filter range @i, resolved to an ELF file: its path (valid while the
+ * capture runs), the file offset of its first byte and its size.
+ * Returns 0, or -MT_E_NOTFOUND when @i is past the last filter.
+ */
+int mt_cap_filter(const struct mt_cap *c, size_t i, const char **path,
+    uint64_t *offset, uint64_t *size);
+
 /* Target processes: count, and pid of each. */
 size_t mt_cap_ntargets(const struct mt_cap *c);
 pid_t mt_cap_target(const struct mt_cap *c, size_t i);

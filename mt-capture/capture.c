@@ -75,6 +75,8 @@ struct mt_cap {
 	struct mt_trig *trig;
 	struct mt_trig_site sites[MT_CAP_MAX_TRIGGERS];
 	size_t nsites;
+	struct mt_trig_site fsites[MT_CAP_MAX_FILTERS];	/* --filter */
+	size_t nfsites;
 	struct mt_cap_hit *hits;
 	size_t nhits, caphits, hits_seen;
 
@@ -162,6 +164,18 @@ void *
 mt_cap_priv(const struct mt_cap *c)
 {
 	return c->priv;
+}
+
+int
+mt_cap_filter(const struct mt_cap *c, size_t i, const char **path,
+    uint64_t *offset, uint64_t *size)
+{
+	if (i >= c->nfsites)
+		return -MT_E_NOTFOUND;
+	*path = c->fsites[i].path;
+	*offset = c->fsites[i].offset;
+	*size = c->fsites[i].size;
+	return 0;
 }
 
 size_t
@@ -776,6 +790,48 @@ write_atomic(const struct mt_snap *s, const char *path)
 	return rc;
 }
 
+/*
+ * The RTIT_ADDRn ranges the hardware used: each --filter range at its
+ * run-time address in the first target that maps it.
+ */
+static void
+filters_to_ptcfg(const struct mt_cap *c, struct mt_snap_ptcfg *p)
+{
+	size_t f, t;
+
+	p->nfilters = 0;
+	for (f = 0; f < c->nfsites && p->nfilters < MT_SNAP_MAX_FILTERS; f++)
+		for (t = 0; t < c->ntargets; t++) {
+			const struct mt_trig_site *st = &c->fsites[f];
+			char path[64], line[1024];
+			struct mt_proc_map m;
+			FILE *fp;
+			int done = 0;
+
+			snprintf(path, sizeof(path), "/proc/%d/maps",
+			    (int)c->targets[t]);
+			if ((fp = fopen(path, "re")) == NULL)
+				continue;
+			while (!done && fgets(line, sizeof(line), fp)) {
+				struct mt_snap_filter *sf;
+
+				if (mt_proc_parse_maps_line(line, &m) < 0 ||
+				    strcmp(m.path, st->path) != 0 ||
+				    st->offset < m.pgoff ||
+				    st->offset - m.pgoff >= m.end - m.start)
+					continue;
+				sf = &p->filters[p->nfilters++];
+				sf->a = m.start + (st->offset - m.pgoff);
+				sf->b = sf->a + st->size - 1;
+				sf->cfg = 1;
+				done = 1;
+			}
+			fclose(fp);
+			if (done)
+				break;
+		}
+}
+
 static const char *
 reason_name(int ev)
 {
@@ -830,6 +886,7 @@ take_snapshot(struct mt_cap *c, int ev)
 	free(h.hostname);
 	s.has_host = 1;
 	s.ptcfg = c->ptcfg;
+	filters_to_ptcfg(c, &s.ptcfg);
 	s.has_ptcfg = 1;
 	if (c->sb != NULL)
 		(void)mt_sbev_timeconv(c->sb, &c->timeconv);
@@ -1116,6 +1173,23 @@ setup_triggers(struct mt_cap *c)
 			    c->o->triggers[i], c->sites[i].desc);
 	}
 	c->nsites = c->o->ntriggers;
+	for (i = 0; i < c->o->nfilters; i++) {
+		rc = mt_trig_resolve_range(c->o->filters[i],
+		    c->o->attach ? c->targets[0] : 0, c->exe, &c->fsites[i],
+		    msg, sizeof(msg));
+		if (rc < 0) {
+			warnx("--filter '%s': %s", c->o->filters[i], msg);
+			return rc;
+		}
+		if (!c->o->quiet)
+			fprintf(stderr, "mt-capture: filter '%s' is %s, %llu "
+			    "bytes\n", c->o->filters[i], c->fsites[i].desc,
+			    (unsigned long long)c->fsites[i].size);
+	}
+	c->nfsites = c->o->nfilters;
+	if (c->nfsites > 0 && c->ops != &mt_cap_backend_pt)
+		warnx("--filter: the %s backend records every instruction; "
+		    "only live PT applies IP filters", c->ops->name);
 	if (c->nsites == 0)
 		return 0;
 	rc = mt_trig_open(&c->trig, c->sites, c->nsites, c->o->sysfs_root,

@@ -134,6 +134,52 @@ buf_free(struct pt_buf *pb, size_t page)
 	free(pb);
 }
 
+/*
+ * --filter: "filter OFF/SIZE@PATH" per range (REFERENCE §2.7), file
+ * offsets that the kernel re-applies at every mmap of that file, so a
+ * library mapped later is covered.  At most caps/num_address_ranges.
+ */
+static int
+set_filters(struct mt_cap *c, struct pt_buf *pb, char *msg, size_t msgsz)
+{
+	struct pt_priv *p = mt_cap_priv(c);
+	char *f = NULL;
+	size_t len = 0, i, k;
+	FILE *fp;
+	const char *path;
+	uint64_t off, size, nr = 0;
+	int rc = 0;
+
+	if (mt_cap_filter(c, 0, &path, &off, &size) < 0)
+		return 0;
+	(void)mt_pmu_cap(&p->pmu, "caps/num_address_ranges", &nr);
+	fp = open_memstream(&f, &len);
+	if (fp == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; mt_cap_filter(c, i, &path, &off, &size) == 0; i++)
+		fprintf(fp, "%sfilter 0x%llx/0x%llx@%s", i ? "," : "",
+		    (unsigned long long)off, (unsigned long long)size, path);
+	fclose(fp);
+	if (i > nr) {
+		snprintf(msg, msgsz, "%zu --filter ranges, but this CPU has "
+		    "%llu address ranges (intel_pt/caps/num_address_ranges)",
+		    i, (unsigned long long)nr);
+		rc = -1;
+	} else if (ioctl(pb->fd, PERF_EVENT_IOC_SET_FILTER, f) < 0) {
+		snprintf(msg, msgsz, "PERF_EVENT_IOC_SET_FILTER '%s': %s", f,
+		    strerror(errno));
+		rc = -1;
+	}
+	for (k = 0; rc == 0 && k < pb->nextra; k++)
+		if (ioctl(pb->extra[k], PERF_EVENT_IOC_SET_FILTER, f) < 0) {
+			snprintf(msg, msgsz, "PERF_EVENT_IOC_SET_FILTER: %s",
+			    strerror(errno));
+			rc = -1;
+		}
+	free(f);
+	return rc;
+}
+
 static int
 pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 {
@@ -199,6 +245,10 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 	}
 	if (pb->fd < 0)
 		goto fail_errno;
+	if (set_filters(c, pb, msg, msgsz) < 0) {
+		buf_free(pb, p->page);
+		return -MT_E_UNSUPP;
+	}
 	pb->base_len = (1 + PT_DATA_PAGES) * p->page;
 	pb->base = mmap(NULL, pb->base_len, PROT_READ | PROT_WRITE,
 	    MAP_SHARED, pb->fd, 0);

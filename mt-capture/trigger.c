@@ -99,7 +99,8 @@ ifunc_target(const char *path, const char *name)
 
 /* Find function @name (version suffix ignored) in .symtab or .dynsym. */
 static int
-find_func(const char *path, const char *name, uint64_t *va, int *ifunc)
+find_func(const char *path, const char *name, uint64_t *va, int *ifunc,
+    uint64_t *size)
 {
 	Elf *elf;
 	Elf_Scn *scn = NULL;
@@ -141,6 +142,7 @@ find_func(const char *path, const char *name, uint64_t *va, int *ifunc)
 			    (sn[nlen] != '\0' && sn[nlen] != '@'))
 				continue;
 			*va = sym.st_value;
+			*size = sym.st_size;
 			*ifunc = t == STT_GNU_IFUNC;
 			found = 1;
 		}
@@ -156,7 +158,7 @@ sym_in(const char *path, const char *name, struct mt_trig_site *site,
     char *msg, size_t msgsz)
 {
 	struct mt_elf *e;
-	uint64_t va = 0;
+	uint64_t va = 0, size = 0;
 	int ifunc = 0, rc;
 	char what[300];
 
@@ -165,7 +167,7 @@ sym_in(const char *path, const char *name, struct mt_trig_site *site,
 		    mt_elf_errmsg(NULL));
 		return -MT_E_ELF;
 	}
-	rc = find_func(path, name, &va, &ifunc);
+	rc = find_func(path, name, &va, &ifunc, &size);
 	if (rc < 0) {
 		snprintf(msg, msgsz, "no function '%s' in '%s'%s", name, path,
 		    mt_elf_has_symtab(e) ? "" :
@@ -186,12 +188,14 @@ sym_in(const char *path, const char *name, struct mt_trig_site *site,
 			return -MT_E_NOTFOUND;
 		}
 		va = impl;
+		size = 0;	/* the implementation's size is not known */
 		snprintf(what, sizeof(what), "%s (IFUNC, this CPU's "
 		    "implementation at 0x%llx)", name,
 		    (unsigned long long)impl);
 	}
 	snprintf(site->path, sizeof(site->path), "%s", path);
 	rc = finish_site(site, e, va, what, msg, msgsz);
+	site->size = size;
 	mt_elf_free(e);
 	return rc;
 }
@@ -411,6 +415,55 @@ mt_trig_resolve(const char *sel, pid_t pid, const char *exe,
 		}
 	}
 	return sym_anywhere(pid, exe, sel, site, msg, msgsz);
+}
+
+int
+mt_trig_resolve_range(const char *sel, pid_t pid, const char *exe,
+    struct mt_trig_site *site, char *msg, size_t msgsz)
+{
+	char dso[PATH_MAX];
+	const struct mt_elf_seg *sg;
+	struct mt_elf *e;
+	size_t n, i;
+	int rc;
+
+	if (strchr(sel, ':') == NULL && (strchr(sel, '/') != NULL ||
+	    strstr(sel, ".so") != NULL)) {
+		memset(site, 0, sizeof(*site));
+		if (mt_proc_find_dso(pid, sel, dso, sizeof(dso)) < 0) {
+			snprintf(msg, msgsz, "cannot find '%s'", sel);
+			return -MT_E_NOTFOUND;
+		}
+		if (mt_elf_open(&e, dso) < 0) {
+			snprintf(msg, msgsz, "cannot read ELF file '%s'", dso);
+			return -MT_E_ELF;
+		}
+		n = mt_elf_segs(e, &sg);
+		for (i = 0; i < n; i++)
+			if (sg[i].flags & 1)	/* PF_X */
+				break;
+		if (i == n) {
+			mt_elf_free(e);
+			snprintf(msg, msgsz, "'%s' has no executable segment",
+			    dso);
+			return -MT_E_NOTFOUND;
+		}
+		snprintf(site->path, sizeof(site->path), "%s", dso);
+		site->offset = sg[i].offset;
+		site->size = sg[i].filesz;
+		site->vaddr = sg[i].vaddr;
+		snprintf(site->desc, sizeof(site->desc), "the code of %s",
+		    dso);
+		mt_elf_free(e);
+		return 0;
+	}
+	rc = mt_trig_resolve(sel, pid, exe, site, msg, msgsz);
+	if (rc == 0 && site->size == 0) {
+		snprintf(msg, msgsz, "'%s' has no size: name a symbol with a "
+		    "size or a whole library", sel);
+		return -MT_E_UNSUPP;
+	}
+	return rc;
 }
 
 /* ---- uprobe events ---- */

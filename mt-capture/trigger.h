@@ -46,6 +46,8 @@ struct mt_trig_site {
 	uint64_t offset;	/* file offset of the instruction */
 	uint64_t vaddr;		/* its file virtual address */
 	uint8_t orig;		/* the byte at offset (under the int3) */
+	uint64_t size;		/* symbol size in bytes (0: unknown, or not
+				 * a symbol) */
 	char desc[PATH_MAX + 64];	/* e.g. "cos in /usr/lib/.../libm.so.6" */
 };
 
@@ -55,6 +57,15 @@ struct mt_trig_site {
  * -MT_E_NOTFOUND / -MT_E_ELF with a one-line reason in @msg.
  */
 int mt_trig_resolve(const char *sel, pid_t pid, const char *exe,
+    struct mt_trig_site *site, char *msg, size_t msgsz);
+
+/*
+ * Resolve an IP filter for --filter: [DSO:]SYMBOL as for triggers (the
+ * range is the symbol's bytes), or a DSO alone (a path, or a name with
+ * ".so"): its executable PT_LOAD segment.  Sets site->offset and
+ * site->size.  Returns as mt_trig_resolve().
+ */
+int mt_trig_resolve_range(const char *sel, pid_t pid, const char *exe,
     struct mt_trig_site *site, char *msg, size_t msgsz);
 
 /* A hit read from an event. */

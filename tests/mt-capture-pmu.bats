@@ -64,3 +64,19 @@ setup() {
 	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
 	[ ! -e "$BATS_TEST_TMPDIR/x.snap" ]
 }
+
+@test "mt-capture: --filter ranges resolve to file offsets before PT opens" {
+	cc -O1 -o "$BATS_TEST_TMPDIR/worker" -pthread "$MT_ROOT/tests/data/capture/worker.c"
+	MT_SYSFS_ROOT="$S/full" run mt-capture run --backend pt \
+	    --filter mt_test_hit --filter libc.so.6 \
+	    -o "$BATS_TEST_TMPDIR/x.snap" -- "$BATS_TEST_TMPDIR/worker"
+	[ "$status" -eq 1 ]
+	size=$(nm -S "$BATS_TEST_TMPDIR/worker" | awk '$4 == "mt_test_hit" {print $2}')
+	[[ "$output" == *"filter 'mt_test_hit' is mt_test_hit in $BATS_TEST_TMPDIR/worker+0x"*", $((0x$size)) bytes"* ]]
+	[[ "$output" == *"filter 'libc.so.6' is the code of /"*"libc.so.6, "* ]]
+	[[ "$output" == *"cannot open the intel_pt event"* ]]
+	MT_SYSFS_ROOT="$S/full" run mt-capture run --backend pt \
+	    --filter no_such_fn -o "$BATS_TEST_TMPDIR/x.snap" -- "$BATS_TEST_TMPDIR/worker"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--filter 'no_such_fn': no function 'no_such_fn'"* ]]
+}
