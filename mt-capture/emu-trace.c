@@ -56,6 +56,8 @@ struct thr {
 	int running;		/* resumed; its next stop is pending */
 	int started;		/* ip and insn are valid */
 	int asked;		/* the thread_new hook was asked */
+	int held;		/* stopped, to be resumed by the loop */
+	int held_sig;		/* signal to deliver then */
 	int detach;		/* untraced: detach at its next stop */
 	int gone;		/* exited or detached */
 	int injected;		/* a signal was injected at the last resume */
@@ -223,9 +225,22 @@ fetch(struct mt_emu_trace *t, struct thr *th)
 	th->started = 1;
 }
 
-/* Resume a thread held in a ptrace-stop, delivering @sig. */
+/*
+ * Resume a thread held in a ptrace-stop, delivering @sig: only marked
+ * here; the loop resumes it after the poll hook ran, so a trigger hit by
+ * the instruction just stepped is seen while every stepped thread is
+ * still stopped after it (deterministic snapshot ends).
+ */
 static void
 resume(struct mt_emu_trace *t, struct thr *th, int sig)
+{
+	(void)t;
+	th->held = 1;
+	th->held_sig = sig;
+}
+
+static void
+resume_now(struct mt_emu_trace *t, struct thr *th, int sig)
 {
 	struct user_regs_struct r;
 
@@ -836,6 +851,7 @@ mt_emu_trace_run(struct mt_emu_trace *t, char *msg, size_t msgsz)
 {
 	struct timespec now;
 	int status, rc, ev;
+	size_t i;
 	pid_t tid;
 
 	t->msg = msg;
@@ -851,6 +867,14 @@ mt_emu_trace_run(struct mt_emu_trace *t, char *msg, size_t msgsz)
 			if (ev != 0) {
 				rc = ev;
 				break;
+			}
+		}
+		for (i = 0; i < t->nthr; i++) {
+			struct thr *th = &t->thr[i];
+
+			if (th->held && !th->gone) {
+				th->held = 0;
+				resume_now(t, th, th->held_sig);
 			}
 		}
 		tid = waitpid(-1, &status, __WALL);
@@ -923,7 +947,8 @@ mt_emu_trace_detach(struct mt_emu_trace *t)
 
 		if (th->gone)
 			continue;
-		sig = 0;
+		sig = th->held ? th->held_sig : 0;
+		th->held = 0;
 		if (th->running) {
 			ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL);
 			if (waitpid(th->tid, &status, __WALL) != th->tid ||

@@ -31,7 +31,7 @@ struct emu {
 	uint64_t tsc0;			/* clock at creation */
 	uint64_t mono0;			/* CLOCK_MONOTONIC ns at creation */
 	unsigned nsnap;			/* snapshots taken */
-	uint64_t stop_tsc;		/* virtual clock at the last stop */
+	uint64_t *stop_tsc;		/* virtual clock at each stop; owned */
 };
 
 static int
@@ -229,8 +229,14 @@ emu_stop(struct mt_cap *c)
 {
 	struct emu *e = mt_cap_priv(c);
 
+	uint64_t *p;
+
 	/* Rings are written by us: their heads are always current. */
-	e->stop_tsc = mt_emu_trace_clock(e->tr);
+	p = realloc(e->stop_tsc, (e->nsnap + 1) * sizeof(*p));
+	if (p == NULL)
+		return -MT_E_NOMEM;
+	e->stop_tsc = p;
+	e->stop_tsc[e->nsnap] = mt_emu_trace_clock(e->tr);
 	return mt_emu_trace_stop(e->tr, e->nsnap++);
 }
 
@@ -283,9 +289,9 @@ emu_annotate(struct mt_cap *c, struct mt_snap *s)
 	 * program runs far slower than the clock says).
 	 */
 	for (i = 0; i < s->ntriggers; i++)
-		if (s->triggers[i].index == e->nsnap - 1)
+		if (s->triggers[i].index < e->nsnap)
 			s->triggers[i].time = tsc_to_ns(&s->timeconv,
-			    e->stop_tsc);
+			    e->stop_tsc[s->triggers[i].index]);
 	snprintf(buf, sizeof(buf), "%.0f", st->seconds > 0 ?
 	    (double)st->steps / st->seconds : 0.0);
 	if ((rc = mt_snap_add_meta(s, "emulate-clock",
@@ -324,6 +330,7 @@ emu_close(struct mt_cap *c)
 	mt_emu_trace_free(e->tr);
 	if (e->gt != NULL)
 		fclose(e->gt);
+	free(e->stop_tsc);
 	free(e);
 	mt_cap_set_priv(c, NULL);
 }

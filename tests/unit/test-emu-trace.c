@@ -134,6 +134,8 @@ build(const char *src, char *out, size_t outsz)
 }
 
 /* Run @prog under the tracer from main; fills @r and the ground truth. */
+static uint64_t config = MT_EMU_DEFAULT_CONFIG;
+
 static int
 trace_prog(const char *prog, struct run *r, const char *gtpath,
     struct mt_emu_trace_stats *st)
@@ -160,7 +162,7 @@ trace_prog(const char *prog, struct run *r, const char *gtpath,
 		_exit(127);
 	}
 	close(gate[0]);
-	o.config = MT_EMU_DEFAULT_CONFIG;
+	o.config = config;
 	o.start_at = "main";
 	o.ground_truth = gt;
 	o.poll_every = 1;
@@ -245,7 +247,7 @@ decode(const struct tbuf *b, const char *maps, struct seq *out,
 	cfg.cpu.vendor = pcv_intel;
 	cfg.cpu.family = 6;
 	cfg.cpu.model = 0x55;
-	cfg.mtc_freq = 3;
+	cfg.mtc_freq = (uint8_t)((config >> 14) & 0xf);
 	cfg.nom_freq = MT_EMU_NOM_FREQ;
 	cfg.cpuid_0x15_eax = MT_EMU_CPUID15_EAX;
 	cfg.cpuid_0x15_ebx = MT_EMU_CPUID15_EBX;
@@ -366,6 +368,9 @@ check_prog(const char *src, size_t want_threads, uint64_t want_signals)
 		    (unsigned long long)tsc_end);
 		CHECK(tsc_end > TSC0);
 		CHECK(tsc_end <= TSC0 + st.insns + 1000);
+		/* With CYC the time is exact to the last packet. */
+		if (config & 2)
+			CHECK(tsc_end + 200 >= TSC0 + st.insns);
 		ground_truth(gtpath, r.t[i].tid, &want);
 		CHECK_EQ_U64(errors, 0);
 		CHECK(want.n > 0);
@@ -392,6 +397,24 @@ static void emu_switch(void) { check_prog("switch.c", 1, 0); }
 static void emu_longjmp(void) { check_prog("longjmp.c", 1, 0); }
 static void emu_signal(void) { check_prog("signal.c", 1, 2); }
 static void emu_threads(void) { check_prog("threads.c", 2, 0); }
+static void
+emu_timing_cyc(void)
+{
+	/* --timing normal: cyc, cyc_thresh 1, mtc_period 0, tsc, psb 3 */
+	config = (1ull << 13) | (1ull << 10) | (1ull << 9) | (1ull << 1) |
+	    (1ull << 19) | (3ull << 24);
+	check_prog("fnptr.c", 1, 0);
+	config = MT_EMU_DEFAULT_CONFIG;
+}
+
+static void
+emu_noretcomp(void)
+{
+	config = MT_EMU_DEFAULT_CONFIG | (1ull << 11);
+	check_prog("recurse.c", 1, 0);
+	config = MT_EMU_DEFAULT_CONFIG;
+}
+
 static void emu_except(void) { check_prog("except.cpp", 1, 0); }
 
 int
@@ -411,6 +434,8 @@ main(void)
 	TEST(emu_signal);
 	TEST(emu_threads);
 	TEST(emu_except);
+	TEST(emu_timing_cyc);
+	TEST(emu_noretcomp);
 	rc = tap_done();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (getenv("MT_KEEP") == NULL && system(cmd) != 0)
