@@ -102,6 +102,28 @@ capture_and_compare() {
 	grep -q _Unwind_RaiseException <(mt-symbolize < "$E/except.ev")
 }
 
+@test "emulate: --multi-snapshot: each snapshot holds the calls up to its trigger hit" {
+	run mt-capture run -q -b emulate --start-at main --trigger apply \
+	    --multi-snapshot --max-snapshots 3 --ground-truth "$E/ms.gt" \
+	    -o "$E/ms.snap" -- "$E/fnptr"
+	[ "$status" -eq 0 ]
+	local i f
+	for i in 0 1 2; do
+		f="$E/ms.snap"
+		[ "$i" -gt 0 ] && f="$E/ms-$i.snap"
+		run mt-decode --stats -o "$E/ms$i.ev" "$f"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"errors: 0"* ]]
+		truth "$E/ms.gt" "$i" > "$E/ms$i.want"
+		decoded "$E/ms$i.ev" > "$E/ms$i.got"
+		diff -u "$E/ms$i.want" "$E/ms$i.got"
+		# the last call entered the probed function
+		run tail -1 "$E/ms$i.got"
+		[[ "$output" == "call "* ]]
+	done
+	[ "$(wc -l < "$E/ms2.got")" -gt "$(wc -l < "$E/ms1.got")" ]
+}
+
 @test "emulate: a ring that wrapped decodes from its first PSB into the tail of the calls" {
 	run mt-capture run -q -b emulate --ground-truth "$E/wrap.gt" \
 	    --snapshot-size 4096 --timing psb_period=0 -o "$E/wrap.snap" \
