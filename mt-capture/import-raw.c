@@ -5,7 +5,8 @@
  * can decode it.
  *
  *   import-raw --pt FILE [--pages ADDRFILE,DUMPFILE] [--filter LO-HI]
- *              [--cpu FAMILY/MODEL/STEPPING] -o SNAP [IMAGE ...]
+ *              [--cpu FAMILY/MODEL/STEPPING] [--elf FILE[@BIAS]]
+ *              [--elf-ref FILE[@BIAS]] -o SNAP [IMAGE ...]
  *
  * IMAGE is FILE[:OFFSET[-SIZE]]@ADDR as ptxed's --raw takes it: SIZE bytes
  * (default: to the end of the file) from OFFSET (default 0) mapped at ADDR.
@@ -13,8 +14,14 @@
  * addresses, DUMPFILE the 4 KiB pages in the same order.  Each image and
  * each page becomes a BLOB chunk of kind 3 (raw memory); the PT bytes become
  * one AUX chunk; the PTCFG chunk says backend 2 (import-raw) and carries the
- * IP filters (ADDRn_A = LO, ADDRn_B = HI, as RTIT_ADDRn_A/B).  The output is
- * written to a temporary name and renamed when complete.
+ * IP filters (ADDRn_A = LO, ADDRn_B = HI, as RTIT_ADDRn_A/B).
+ *
+ * --elf FILE[@BIAS] bundles an ELF file (an ELF chunk with its build-id)
+ * and records a MMAP chunk for each executable PT_LOAD segment, loaded at
+ * its p_vaddr + BIAS (default 0), so mt-decode uses its code and its
+ * function symbols; --elf-ref records the MMAP chunks only (path and
+ * build-id), for files mt-decode finds on disk (ptxed's --elf).  The output
+ * is written to a temporary name and renamed when complete.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +35,7 @@
 
 #include "buf.h"
 #include "cmds.h"
+#include "elffile.h"
 #include "err.h"
 #include "snap.h"
 
@@ -42,13 +50,17 @@ struct raw_opts {
 	unsigned family, model, stepping;
 	int nfilters;
 	struct mt_snap_filter filters[MT_SNAP_MAX_FILTERS];
+	const char *elfs[16];	/* --elf / --elf-ref arguments */
+	int elf_bundle[16];	/* 1: --elf, 0: --elf-ref */
+	int nelfs;
 };
 
 static void
 raw_usage(FILE *fp)
 {
 	fprintf(fp, "usage: mt-capture import-raw --pt file [--cpu f/m/s] "
-	    "[--filter lo-hi] [--pages addrfile,dumpfile] -o snapshot "
+	    "[--elf file[@bias]] [--elf-ref file[@bias]] [--filter lo-hi] "
+	    "[--pages addrfile,dumpfile] -o snapshot "
 	    "[file[:offset[-size]]@addr ...]\n");
 }
 
@@ -206,6 +218,91 @@ bad:
 	return 2;
 }
 
+/* --elf FILE[@BIAS]: MMAP chunks for its executable segments, and the
+ * file itself when @bundle. */
+static int
+raw_elf(struct mt_snap *s, const char *spec, int bundle)
+{
+	char *copy = strdup(spec), *at, *e;
+	uint64_t bias = 0;
+	const struct mt_elf_seg *segs;
+	const uint8_t *bid;
+	struct mt_elf *elf = NULL;
+	uint8_t *p = NULL;
+	size_t n, i, bidlen, len;
+	int rc = 1;
+
+	if (copy == NULL)
+		return -MT_E_NOMEM;
+	at = strrchr(copy, '@');
+	if (at != NULL) {
+		*at = '\0';
+		if (raw_num(at + 1, &e, &bias) < 0 || *e != '\0') {
+			fprintf(stderr, "mt-capture: bad --elf '%s' (want "
+			    "file[@bias])\n", spec);
+			free(copy);
+			return 2;
+		}
+	}
+	if (raw_slurp(copy, &p, &len) < 0) {
+		fprintf(stderr, "mt-capture: cannot read '%s': %s\n", copy,
+		    strerror(errno));
+		goto out;
+	}
+	if (mt_elf_open_mem(&elf, p, len) < 0) {
+		fprintf(stderr, "mt-capture: '%s': not a usable ELF file: %s\n",
+		    copy, mt_elf_errmsg(NULL));
+		goto out;
+	}
+	bidlen = mt_elf_build_id(elf, &bid);
+	if (bidlen > MT_SNAP_BUILD_ID_MAX)
+		bidlen = MT_SNAP_BUILD_ID_MAX;
+	n = mt_elf_segs(elf, &segs);
+	for (i = 0; i < n; i++) {
+		struct mt_snap_mmap m;
+		uint64_t pad = segs[i].vaddr & 0xfff;
+
+		if (!(segs[i].flags & 1) || segs[i].memsz == 0)
+			continue;
+		if ((segs[i].offset & 0xfff) != pad)
+			pad = 0;
+		memset(&m, 0, sizeof(m));
+		m.pid = 0;
+		m.start = segs[i].vaddr - pad + bias;
+		m.end = segs[i].vaddr + segs[i].memsz + bias;
+		m.pgoff = segs[i].offset - pad;
+		m.prot = 5;	/* PROT_READ | PROT_EXEC */
+		m.flags = 2;	/* MAP_PRIVATE */
+		m.build_id_len = (uint8_t)bidlen;
+		memcpy(m.build_id, bid, bidlen);
+		m.path = copy;
+		if (mt_snap_add_mmap(s, &m) < 0) {
+			rc = -MT_E_NOMEM;
+			goto out;
+		}
+	}
+	if (bundle) {
+		struct mt_snap_elf ef;
+
+		memset(&ef, 0, sizeof(ef));
+		ef.build_id_len = (uint8_t)bidlen;
+		memcpy(ef.build_id, bid, bidlen);
+		ef.path = copy;
+		ef.len = len;
+		ef.data = p;
+		if (mt_snap_add_elf(s, &ef) < 0) {
+			rc = -MT_E_NOMEM;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	mt_elf_free(elf);
+	free(p);
+	free(copy);
+	return rc;
+}
+
 static int
 raw_pages(struct mt_snap *s, const char *arg)
 {
@@ -348,6 +445,11 @@ raw_build(const struct raw_opts *o, char **images, int nimages,
 	}
 	if (o->pages != NULL && (rc = raw_pages(s, o->pages)) != 0)
 		goto fail;
+	for (i = 0; i < o->nelfs; i++) {
+		rc = raw_elf(s, o->elfs[i], o->elf_bundle[i]);
+		if (rc != 0)
+			goto fail;
+	}
 	memset(&a, 0, sizeof(a));
 	a.tid = 0;
 	a.cpu = MT_SNAP_NONE;
@@ -375,6 +477,8 @@ cmd_import_raw(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "cpu", required_argument, NULL, 'c' },
+		{ "elf", required_argument, NULL, 'e' },
+		{ "elf-ref", required_argument, NULL, 'E' },
 		{ "filter", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "output", required_argument, NULL, 'o' },
@@ -396,6 +500,16 @@ cmd_import_raw(int argc, char **argv)
 				    "(want family/model/stepping)\n", optarg);
 				return 2;
 			}
+			break;
+		case 'e':
+		case 'E':
+			if (o.nelfs == 16) {
+				fprintf(stderr, "mt-capture: at most 16 ELF "
+				    "files\n");
+				return 2;
+			}
+			o.elf_bundle[o.nelfs] = c == 'e';
+			o.elfs[o.nelfs++] = optarg;
 			break;
 		case 'F':
 			if (raw_parse_filter(&o, optarg) < 0) {
