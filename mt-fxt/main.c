@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +309,7 @@ main(int argc, char **argv)
 	char msg[1024];
 	int fd = STDIN_FILENO, rc;
 
+	signal(SIGPIPE, SIG_DFL);	/* a reader gone early: die quietly */
 	if ((rc = parse_args(&o, argc, argv)) != 0 ||
 	    (rc = check_files(&o)) != 0)
 		return rc;

@@ -459,7 +459,8 @@ print_folded(struct agg *a)
 		lines[nl].s = s;
 		lines[nl++].v = v;
 	}
-	qsort(lines, nl, sizeof(*lines), cmp_fline);
+	if (nl > 0)	/* qsort(NULL, 0) is undefined */
+		qsort(lines, nl, sizeof(*lines), cmp_fline);
 	for (i = 0; i < nl; i++) {
 		/* Equal stacks of one thread merged already; print. */
 		sink_printf(a->o->sink, "%s %" PRIu64 "\n", lines[i].s,
@@ -575,7 +576,8 @@ print_top(struct agg *a, struct fnstat *v, uint32_t n, int by_self)
 	struct sink *s = a->o->sink;
 	uint32_t i;
 
-	qsort(v, n, sizeof(*v), by_self ? cmp_self : cmp_incl);
+	if (n > 0)	/* v may be NULL then */
+		qsort(v, n, sizeof(*v), by_self ? cmp_self : cmp_incl);
 	sink_printf(s, "\ntop functions by %s time:\n",
 	    by_self ? "self" : "inclusive");
 	sink_printf(s, "%14s %14s %10s  %s\n", "self ns", "inclusive ns",

@@ -217,8 +217,10 @@ out:
 		if (out.ops->free)
 			out.ops->free(&out);
 		cr = sink_close(out.sink, ret >= 0, smsg, sizeof(smsg));
-		if (ret >= 0 && cr < 0) {
-			ret = cr;
+		if (cr < 0 && (ret >= 0 || msg[0] == '\0')) {
+			/* The sink knows why (e.g. the disk is full). */
+			if (ret >= 0)
+				ret = cr;
 			snprintf(msg, n, "%s", smsg);
 		}
 	}

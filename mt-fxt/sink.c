@@ -5,6 +5,7 @@
  * buffer that is written out.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,8 @@ write_all(struct sink *s, const uint8_t *p, size_t n)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail(s, -MT_E_IO, "write error: %s",
-			    strerror(errno));
+			return fail(s, -MT_E_IO, "cannot write '%s': %s",
+			    s->path ? s->path : "-", strerror(errno));
 		}
 		p += w;
 		n -= (size_t)w;
@@ -105,6 +106,7 @@ int
 sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 {
 	struct sink *s = calloc(1, sizeof(*s));
+	struct stat sb;
 
 	*sp = NULL;
 	if (s == NULL || (s->buf = malloc(SINK_BUF)) == NULL ||
@@ -126,8 +128,20 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 			goto bad;
 		}
 		snprintf(s->tmp, len + 16, "%s.tmp.XXXXXX", path);
-		s->fd = mkstemp(s->tmp);
-		if (s->fd < 0) {
+		if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+			/*
+			 * /dev/null, a FIFO, a terminal: write in place, as
+			 * a rename would replace the device.
+			 */
+			free(s->tmp);
+			s->tmp = NULL;
+			s->fd = open(path, O_WRONLY | O_CLOEXEC);
+			if (s->fd < 0) {
+				snprintf(msg, n, "cannot open '%s': %s", path,
+				    strerror(errno));
+				goto bad;
+			}
+		} else if ((s->fd = mkstemp(s->tmp)) < 0) {
 			snprintf(msg, n, "cannot create '%s': %s", s->tmp,
 			    strerror(errno));
 			free(s->tmp);
@@ -250,6 +264,8 @@ sink_close(struct sink *s, int commit, char *msg, size_t n)
 			    s->tmp, s->path, strerror(errno));
 		if (!commit || s->err)
 			unlink(s->tmp);
+	} else if (s->path != NULL && close(s->fd) < 0 && commit) {
+		fail(s, -MT_E_IO, "close: %s", strerror(errno));
 	}
 	rc = s->err;
 	if (rc && msg)

@@ -7,7 +7,7 @@
 
 setup_file() {
 	export FZ="$BATS_FILE_TMPDIR"
-	for t in snap events sideband elf perfdata; do
+	for t in snap events sideband elf perfdata fxt; do
 		"$MT_ROOT/tests/helpers/fuzz-standalone" "$t" "$FZ/fuzz-$t"
 	done
 }
@@ -42,6 +42,10 @@ replay() {
 
 @test "fuzz regress: perf.data reader handles every kept input" {
 	replay perfdata
+}
+
+@test "fuzz regress: mt-fxt's run handles every kept input" {
+	replay fxt
 }
 
 @test "fuzz regress: ELF symbol with a size that wraps past 2^64 ends at 2^64-1" {

@@ -50,3 +50,28 @@ newer_major() {
 	printf "$(printf '\\x%02x\\x%02x' $(($2 & 255)) $(($2 >> 8)))" |
 		dd of="$3" bs=1 seek=8 conv=notrunc status=none
 }
+
+# A symbolized event stream of N call/return pairs on one thread (for
+# outputs bigger than a pipe or a tiny disk holds).
+big_events() {
+	awk -v n="$1" 'BEGIN {
+		print "mt-events 1.0"
+		print "info time-base 1000"
+		print "info symbolized 1"
+		print "proc 42 demo demo"
+		print "thread 42 42 demo"
+		print "file 1 /src/demo.c"
+		print "fn 1 0x401100 /bin/demo main"
+		print "fn 2 0x401200 /bin/demo work"
+		print "loc 1 0x401110 1:1:10"
+		print "loc 2 0x401200 2:1:20"
+		print "loc 3 0x401210 2:1:22"
+		print "loc 4 0x401115 1:1:11"
+		t = 1000
+		for (i = 0; i < n; i++) {
+			printf "call %d 42 0x401110 0x401200 @1 @2\n", t += 10
+			printf "ret %d 42 0x401210 0x401115 @3 @4\n", t += 10
+		}
+		printf "end %d 42\n", t + 10
+	}'
+}
