@@ -659,6 +659,41 @@ copy_desc(struct mt_snap *s, const struct mt_snap *d)
 	}
 }
 
+/* A THREAD chunk for every traced thread (also those gone by now). */
+static void
+add_buf_threads(struct mt_cap *c, struct mt_snap *s)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->nbufs; i++) {
+		struct mt_cap_buf *b = c->bufs[i];
+		struct mt_snap_thread t;
+		char path[64], name[64] = "";
+		FILE *fp;
+
+		if (b->tid < 0)
+			continue;
+		for (j = 0; j < s->nthreads; j++)
+			if (s->threads[j].tid == (uint32_t)b->tid)
+				break;
+		if (j < s->nthreads)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm",
+		    (int)b->pid, (int)b->tid);
+		if ((fp = fopen(path, "re")) != NULL) {
+			if (fgets(name, sizeof(name), fp) == NULL)
+				name[0] = '\0';
+			name[strcspn(name, "\n")] = '\0';
+			fclose(fp);
+		}
+		memset(&t, 0, sizeof(t));
+		t.pid = (uint32_t)b->pid;
+		t.tid = (uint32_t)b->tid;
+		t.comm = name;
+		(void)mt_snap_add_thread(s, &t);
+	}
+}
+
 /* Bundle files mapped later (dlopen) from the sideband's MMAP2 records. */
 static void
 bundle_from_sideband(struct mt_cap *c, struct mt_snap *s)
@@ -898,6 +933,7 @@ take_snapshot(struct mt_cap *c, int ev)
 		if (c->desc[i] != NULL)
 			copy_desc(&s, c->desc[i]);
 	}
+	add_buf_threads(c, &s);
 	if (c->kdesc != NULL)
 		copy_desc(&s, c->kdesc);
 	if (c->sb != NULL && c->o->bundle)

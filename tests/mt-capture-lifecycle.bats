@@ -148,3 +148,16 @@ info() {
 	[[ "$output" == *"process $TPID "* ]]
 	[[ "$output" == *"process $TPID2 "* ]]
 }
+
+@test "mt-capture run: --all-threads records threads created later, each in its ring" {
+	run mt-capture run -q -a -b emulate --start-at main -o "$T/all.snap" \
+	    -- "$T/worker"
+	[ "$status" -eq 0 ]
+	info "$T/all.snap"
+	[[ "$output" =~ pt\ buffer\ 0:\ thread\ ([0-9]+), ]]
+	main=${BASH_REMATCH[1]}
+	[[ "$output" =~ pt\ buffer\ 1:\ thread\ ([0-9]+), ]]
+	worker=${BASH_REMATCH[1]}
+	[ "$main" != "$worker" ]
+	[[ "$output" == *"thread $main/$worker "* ]]
+}
