@@ -1180,7 +1180,15 @@ setup_targets(struct mt_cap *c)
 		if (i == 0) {
 			snprintf(path, sizeof(path), "/proc/%d/exe", (int)p);
 			if (realpath(path, c->exe) == NULL) {
-				warn("cannot read '%s'", path);
+				if (errno == EACCES || errno == EPERM)
+					warnx("cannot record process %d: "
+					    "permission denied (only processes "
+					    "you may ptrace: your own, or any "
+					    "with CAP_SYS_PTRACE; see also "
+					    "sysctl kernel.yama.ptrace_scope)",
+					    (int)p);
+				else
+					warn("cannot read '%s'", path);
 				return -1;
 			}
 		}

@@ -161,3 +161,17 @@ info() {
 	[ "$main" != "$worker" ]
 	[[ "$output" == *"thread $main/$worker "* ]]
 }
+
+@test "mt-capture attach: a process the user may not ptrace is refused with the reason" {
+	if [ "$(id -u)" -ne 0 ] || ! command -v setpriv > /dev/null; then
+		skip "needs root and setpriv to act as another user"
+	fi
+	"$T/loop" > /dev/null &
+	TPID=$!
+	run setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    "$MT_BUILD/bin/mt-capture" attach -b emulate -o /tmp/mt-never.snap -p "$TPID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot record process $TPID: permission denied"*"CAP_SYS_PTRACE"* ]]
+	[ ! -e /tmp/mt-never.snap ]
+	not_stopped_nor_traced "$TPID"
+}
