@@ -23,6 +23,7 @@
 #include "err.h"
 #include "events.h"
 #include "image.h"
+#include "parallel.h"
 #include "snap.h"
 #include "threads.h"
 #include "walk.h"
@@ -48,7 +49,19 @@ struct dec_run {
 	int perf_clock;		/* 1: times are perf ns from TSC */
 	uint32_t *seen;		/* tids whose thread record was written */
 	size_t nseen;
+	/* Parallel decode (parallel.c): a worker's own copies of the
+	 * images; NULL: image_set_image(). */
+	struct pt_image *(*image)(void *arg, uint32_t pid);
+	void *image_arg;
 };
+
+/* The image of @pid for this run (a worker's copy under -j). */
+static struct pt_image *
+dec_image(const struct dec_run *r, uint32_t pid)
+{
+	return r->image ? r->image(r->image_arg, pid) :
+	    image_set_image(r->is, pid);
+}
 
 /* State of one buffer's decode. */
 struct dec_buf {
@@ -60,6 +73,7 @@ struct dec_buf {
 	uint32_t pid, tid;	/* the thread running now */
 	uint64_t icount;	/* instructions decoded (relative time) */
 	uint64_t now;		/* perf ns of the current position */
+	uint64_t last_t;	/* time of the last record written */
 	uint64_t last_ip;	/* last instruction decoded */
 	size_t trigi;		/* next trigger (index into snapshot) */
 	struct dec_pend pend;
@@ -85,6 +99,7 @@ dec_emit(struct dec_buf *b, enum mt_ev_kind k, uint64_t time, uint64_t a0,
 {
 	b->ev.kind = k;
 	b->ev.time = time;
+	b->last_t = time;
 	b->ev.tid = b->tid;
 	b->ev.addr[0] = a0;
 	b->ev.addr[1] = a1;
@@ -152,8 +167,8 @@ dec_triggers(struct dec_buf *b, uint64_t upto)
 			return;
 		if (t->tid != b->tid)
 			continue;
-		dec_emit_str(b, MT_EV_TRIGGER, t->time < b->now ? b->now :
-		    t->time, t->ip, 0, t->what);
+		dec_emit_str(b, MT_EV_TRIGGER, t->time < b->last_t ?
+		    b->last_t : t->time, t->ip, 0, t->what);
 	}
 }
 
@@ -172,7 +187,7 @@ dec_switch(struct dec_buf *b)
 		return 0;
 	b->tid = c->sw[b->swi - 1].tid;
 	b->pid = c->sw[b->swi - 1].pid;
-	rc = pt_blk_set_image(b->dec, image_set_image(b->r->is, b->pid));
+	rc = pt_blk_set_image(b->dec, dec_image(b->r, b->pid));
 	if (rc < 0)
 		return -MT_E_IPT;
 	/* The branch pending belonged to the thread switched out. */
@@ -536,7 +551,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 	b.dec = pt_blk_alloc_decoder(&cfg);
 	if (b.dec == NULL)
 		return -MT_E_NOMEM;
-	if (pt_blk_set_image(b.dec, image_set_image(r->is, b.pid)) < 0) {
+	if (pt_blk_set_image(b.dec, dec_image(r, b.pid)) < 0) {
 		rc = -MT_E_IPT;
 		goto out;
 	}
@@ -724,14 +739,107 @@ decode_run(const struct decode_opts *o, const struct mt_snap *s,
 		goto out;
 	}
 	rc = dec_header(&r);
-	for (i = 0; rc >= 0 && i < s->naux; i++)
-		rc = dec_buffer(&r, &s->aux[i]);
+	/* -j N: buffers decoded by parallel.c's workers (same output). */
+	if (rc >= 0 && o->jobs > 1)
+		rc = par_decode(&r, s, r.is, st, o->jobs, o->out_fd, w);
+	if (rc == PAR_SEQUENTIAL || (rc >= 0 && o->jobs <= 1))
+		for (rc = 0, i = 0; rc >= 0 && i < s->naux; i++)
+			rc = dec_buffer(&r, &s->aux[i]);
 out:
-	if (r.wc != NULL)
-		walk_cache_counts(r.wc, &st->walks, &st->walk_insns);
+	if (r.wc != NULL) {
+		uint64_t nw, ni;
+
+		walk_cache_counts(r.wc, &nw, &ni);
+		st->walks += nw;	/* workers added theirs */
+		st->walk_insns += ni;
+	}
 	walk_cache_free(r.wc);
 	thr_set_release(&r.ts);
 	image_set_free(r.is);
 	free(r.seen);
 	return rc;
+}
+
+/*
+ * Hooks for parallel.c (-j N, issue 10): a worker is a copy of the run
+ * with its own walk cache, images, output and counters, decoding whole
+ * buffers with dec_buffer() exactly as the sequential loop does.
+ */
+struct dec_run *
+dec_fork(const struct dec_run *r, struct pt_image *(*image)(void *,
+    uint32_t), void *image_arg)
+{
+	struct dec_run *c = malloc(sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	*c = *r;
+	c->seen = NULL;
+	c->nseen = 0;
+	c->image = image;
+	c->image_arg = image_arg;
+	c->wc = walk_cache_new(image_set_iscache(r->is), image_set_fn_lookup,
+	    r->is);
+	if (c->wc == NULL) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int
+dec_fork_buffer(struct dec_run *c, size_t i, struct mt_evw *w,
+    struct decode_stats *st, const uint32_t *seen, size_t nseen)
+{
+	size_t cap = 8;
+
+	while (cap < nseen + 1)
+		cap *= 2;
+	free(c->seen);
+	c->seen = malloc(cap * sizeof(*c->seen));
+	if (c->seen == NULL)
+		return -MT_E_NOMEM;
+	if (nseen > 0)
+		memcpy(c->seen, seen, nseen * sizeof(*seen));
+	c->nseen = nseen;	/* cap > nseen: dec_thread's growth holds */
+	c->w = w;
+	c->st = st;
+	return dec_buffer(c, &c->s->aux[i]);
+}
+
+void
+dec_fork_free(struct dec_run *c, struct decode_stats *st)
+{
+	uint64_t nw, ni;
+
+	if (c == NULL)
+		return;
+	walk_cache_counts(c->wc, &nw, &ni);
+	st->walks += nw;
+	st->walk_insns += ni;
+	walk_cache_free(c->wc);
+	free(c->seen);
+	free(c);
+}
+
+int
+dec_static_tid(const struct dec_run *r, size_t i, uint32_t *pid,
+    uint32_t *tid)
+{
+	const struct mt_snap_aux *a = &r->s->aux[i];
+	const struct thr_cpu *cpu = NULL;
+
+	/* The same choice as dec_buffer's. */
+	if (a->tid != MT_SNAP_NONE) {
+		*tid = a->tid;
+		*pid = thr_pid(&r->ts, a->tid);
+		return 1;
+	}
+	if (a->cpu != MT_SNAP_NONE && r->perf_clock)
+		cpu = thr_cpu(&r->ts, a->cpu);
+	if (cpu != NULL && cpu->nsw > 0)
+		return 0;	/* switches: threads known only by decoding */
+	*tid = 0;
+	*pid = 0;
+	return 1;
 }

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for mt-decode/decode.c on snapshots built in memory: perf
+ * clock times from TSC packets and the time conversion, CYC estimates
+ * between them, trigger records, process and thread definitions, and
+ * per-CPU buffers split into threads with SWITCH sideband.  The code is
+ * tests/helpers/ptgen.c's program (main, f, g at 0x400000, as a BLOB).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <intel-pt.h>
+
+#include "tap.h"
+#include "buf.h"
+#include "err.h"
+#include "events.h"
+#include "sideband.h"
+#include "snap.h"
+#include "../../mt-decode/decode.h"
+
+#define CODE 0x400000ull
+
+static const uint8_t code[0x40] = {
+	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00, 0xff, 0xd3, 0xeb, 0xf7,
+	[0x20] = 0x85, 0xc0, 0x74, 0x01, 0x90, 0xc3,
+	[0x30] = 0xeb, 0x02, 0x90, 0x90, 0xc3,
+};
+
+static uint8_t pt[4096];
+static struct pt_encoder *enc;
+
+static void
+put(enum pt_packet_type t, uint64_t a, uint64_t b)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = t;
+	switch (t) {
+	case ppt_fup: case ppt_tip: case ppt_tip_pge: case ppt_tip_pgd:
+		p.payload.ip.ipc = pt_ipc_sext_48;
+		p.payload.ip.ip = a;
+		break;
+	case ppt_tnt_8:
+		p.payload.tnt.bit_size = (uint8_t)a;
+		p.payload.tnt.payload = b;
+		break;
+	case ppt_mode:
+		p.payload.mode.leaf = pt_mol_exec;
+		p.payload.mode.bits.exec.csl = 1;
+		break;
+	case ppt_tsc:
+		p.payload.tsc.tsc = a;
+		break;
+	case ppt_cbr:
+		p.payload.cbr.ratio = (uint8_t)a;
+		break;
+	case ppt_cyc:
+		p.payload.cyc.value = a;
+		break;
+	default:
+		break;
+	}
+	if (pt_enc_next(enc, &p) < 0)
+		abort();
+}
+
+/* PSB+ with TSC @tsc (and CBR @cbr if not 0) at @ip. */
+static void
+psb(uint64_t tsc, unsigned cbr, uint64_t ip)
+{
+	put(ppt_psb, 0, 0);
+	put(ppt_tsc, tsc, 0);
+	if (cbr)
+		put(ppt_cbr, cbr, 0);
+	put(ppt_mode, 0, 0);
+	put(ppt_fup, ip, 0);
+	put(ppt_psbend, 0, 0);
+}
+
+/* One round of main: f's je taken and compressed ret, call *%rbx to g,
+ * g returns to 0x400007; @cyc CYC packets before each TIP if not 0. */
+static void
+round_(unsigned cyc)
+{
+	put(ppt_tnt_8, 2, 3);
+	if (cyc)
+		put(ppt_cyc, cyc, 0);
+	put(ppt_tip, CODE + 0x30, 0);
+	if (cyc)
+		put(ppt_cyc, cyc, 0);
+	put(ppt_tip, CODE + 0x07, 0);
+}
+
+static size_t
+pt_begin(void)
+{
+	struct pt_config cfg;
+
+	pt_config_init(&cfg);
+	cfg.begin = pt;
+	cfg.end = pt + sizeof(pt);
+	enc = pt_alloc_encoder(&cfg);
+	return 0;
+}
+
+static size_t
+pt_end(void)
+{
+	uint64_t off;
+
+	pt_enc_get_offset(enc, &off);
+	pt_free_encoder(enc);
+	return (size_t)off;
+}
+
+/* A snapshot with the code, a process 40 with threads 42 and 43, perf
+ * time = 1000 + TSC, and PT config @config. */
+static void
+snap_base(struct mt_snap *s, uint64_t config)
+{
+	struct mt_snap_blob b = { .pid = 0, .kind = MT_SNAP_BLOB_MEMORY,
+	    .addr = CODE, .name = (char *)(uintptr_t)"code", .len = sizeof(code),
+	    .data = (uint8_t *)(uintptr_t)code };
+	struct mt_snap_process p = { .pid = 40, .ppid = 1,
+	    .comm = (char *)(uintptr_t)"demo", .exe = (char *)(uintptr_t)"/bin/demo",
+	    .cmdline = (char *)(uintptr_t)"demo\0--fast", .cmdline_len = 12 };
+	struct mt_snap_thread t1 = { .pid = 40, .tid = 42,
+	    .comm = (char *)(uintptr_t)"demo" };
+	struct mt_snap_thread t2 = { .pid = 40, .tid = 43,
+	    .comm = (char *)(uintptr_t)"worker" };
+	struct mt_snap_host h;
+
+	mt_snap_init(s);
+	mt_snap_add_blob(s, &b);
+	mt_snap_add_process(s, &p);
+	mt_snap_add_thread(s, &t1);
+	mt_snap_add_thread(s, &t2);
+	memset(&h, 0, sizeof(h));
+	strcpy(h.vendor, "GenuineIntel");
+	h.family = 6;
+	h.model = 85;
+	h.stepping = 4;
+	h.max_nonturbo_ratio = 20;
+	h.cpuid_15[0] = 2;
+	h.cpuid_15[1] = 100;
+	mt_snap_set_host(s, &h);
+	s->has_host = 1;
+	s->has_ptcfg = 1;
+	s->ptcfg.backend = MT_SNAP_BK_INTEL_PT;
+	s->ptcfg.config = config;
+	s->ptcfg.user = 1;
+	s->has_timeconv = 1;
+	s->timeconv.time_zero = 1000;
+	s->timeconv.time_mult = 1;
+	s->timeconv.time_shift = 0;
+	s->timeconv.cap_user_time_zero = 1;
+}
+
+static void
+add_aux(struct mt_snap *s, uint32_t tid, uint32_t cpu, size_t len)
+{
+	struct mt_snap_aux a = { .tid = tid, .cpu = cpu, .ring_size = len,
+	    .head = len, .len = len, .data = pt };
+
+	mt_snap_add_aux(s, &a);
+}
+
+/* Decode @s; the stream's lines after the header, as one string. */
+static char *
+decode(const struct mt_snap *s, struct decode_stats *st)
+{
+	struct decode_opts o = { .source = "t.snap" };
+	struct decode_diag d = { 0, NULL };
+	struct mt_evw *w = NULL;
+	FILE *f = tmpfile();
+	char *buf;
+	long n;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	rc = mt_evw_new(&w, fileno(f));
+	if (rc == 0)
+		rc = decode_run(&o, s, w, st, &d);
+	if (mt_evw_free(w) < 0 || rc < 0) {
+		fclose(f);
+		return NULL;
+	}
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void
+perf_clock_from_tsc(void)
+{
+	struct mt_snap s;
+	struct decode_stats st;
+	struct mt_snap_trigger tr = { .time = 1000 + 5500, .pid = 40,
+	    .tid = 42, .ip = CODE + 0x20, .index = 0, .what = (char *)(uintptr_t)"f" };
+	char *out;
+	size_t len;
+
+	pt_begin();
+	psb(5000, 0, CODE);
+	round_(0);
+	put(ppt_tsc, 6000, 0);
+	round_(0);
+	len = pt_end();
+	snap_base(&s, MT_PT_CFG_TSC | MT_PT_CFG_BRANCH);
+	mt_snap_add_trigger(&s, &tr);
+	add_aux(&s, 42, MT_SNAP_NONE, len);
+	out = decode(&s, &st);
+	CHECK(out != NULL);
+	if (out == NULL)
+		goto done;
+	CHECK_STR(out,
+	    "mt-events 1.0\n"
+	    "info source t.snap\n"
+	    "info clock perf\n"
+	    "info time-base 6000\n"
+	    "info backend intel_pt\n"
+	    "info branches calls\n"
+	    "proc 40 demo demo%20--fast\n"
+	    "mod 0 0x400000 0x400040 0 - code\n"
+	    "thread 40 42 demo\n"
+	    "call 6000 42 0x400000 0x400020\n"
+	    "ret 6000 42 0x400025 0x400005\n"
+	    "call 6000 42 0x400005 0x400030\n"
+	    "ret 6000 42 0x400034 0x400007\n"
+	    "trigger 6500 42 0x400020 f\n"
+	    "call 7000 42 0x400000 0x400020\n"
+	    "ret 7000 42 0x400025 0x400005\n"
+	    "call 7000 42 0x400005 0x400030\n"
+	    "ret 7000 42 0x400034 0x400007\n"
+	    "call 7000 42 0x400000 0x400020\n"
+	    "end 7000 42\n");
+	CHECK_EQ_U64(st.errors, 0);
+	free(out);
+done:
+	mt_snap_release(&s);
+}
+
+static void
+cyc_estimates_between_tsc(void)
+{
+	struct mt_snap s;
+	struct decode_stats st;
+	char *out, *line;
+	uint64_t last = 0, t, first = 0;
+	int nev = 0, increases = 0;
+	size_t len;
+
+	pt_begin();
+	psb(5000, 20, CODE);
+	round_(100);
+	round_(100);
+	put(ppt_tsc, 9000, 0);
+	round_(100);
+	len = pt_end();
+	snap_base(&s, MT_PT_CFG_TSC | MT_PT_CFG_CYC | MT_PT_CFG_BRANCH);
+	add_aux(&s, 42, MT_SNAP_NONE, len);
+	out = decode(&s, &st);
+	CHECK(out != NULL);
+	if (out == NULL)
+		goto done;
+	CHECK_EQ_U64(st.errors, 0);
+	/* Times never go back and CYC makes them advance between TSCs. */
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		char kw[16];
+
+		if (sscanf(line, "%15s %lu", kw, &t) != 2 ||
+		    (strcmp(kw, "call") != 0 && strcmp(kw, "ret") != 0))
+			continue;
+		if (nev++ == 0)
+			first = t;
+		CHECK(t >= last);
+		if (t > last && nev > 1 && t < 10000)
+			increases++;
+		last = t;
+	}
+	CHECK(first >= 6000);
+	CHECK(increases >= 2);
+	CHECK(last <= 1000 + 9000 + 1000);
+	free(out);
+done:
+	mt_snap_release(&s);
+}
+
+static void
+per_cpu_buffer_split_by_switches(void)
+{
+	struct mt_snap s;
+	struct mt_snap_sideband sb;
+	struct decode_stats st;
+	struct mt_wbuf w;
+	struct mt_sb_rec r;
+	uint64_t stype = MT_SB_ST_TID | MT_SB_ST_TIME;
+	char *out;
+	size_t len;
+
+	pt_begin();
+	psb(5000, 0, CODE);
+	round_(0);
+	put(ppt_tsc, 6000, 0);
+	round_(0);
+	len = pt_end();
+	snap_base(&s, MT_PT_CFG_TSC | MT_PT_CFG_BRANCH);
+	s.ptcfg.per_cpu = 1;
+	mt_wbuf_init(&w);
+	memset(&r, 0, sizeof(r));
+	r.type = MT_SB_SWITCH;
+	r.id.pid = 40;
+	r.id.tid = 42;
+	r.id.time = 1000 + 4000;
+	mt_sb_write(&w, &r, stype);
+	r.misc = MT_SB_MISC_SWITCH_OUT;
+	r.id.time = 1000 + 5900;
+	mt_sb_write(&w, &r, stype);
+	r.misc = 0;
+	r.id.tid = 43;
+	r.id.time = 1000 + 5950;
+	mt_sb_write(&w, &r, stype);
+	CHECK(w.err == 0);
+	memset(&sb, 0, sizeof(sb));
+	sb.cpu = 0;
+	sb.tid = MT_SNAP_NONE;
+	sb.sample_type = stype;
+	sb.len = w.len;
+	sb.data = w.p;
+	mt_snap_add_sideband(&s, &sb);
+	mt_wbuf_release(&w);
+	add_aux(&s, MT_SNAP_NONE, 0, len);
+	out = decode(&s, &st);
+	CHECK(out != NULL);
+	if (out == NULL)
+		goto done;
+	CHECK(strstr(out,
+	    "thread 40 42 demo\n"
+	    "call 6000 42 0x400000 0x400020\n"
+	    "ret 6000 42 0x400025 0x400005\n"
+	    "call 6000 42 0x400005 0x400030\n"
+	    "ret 6000 42 0x400034 0x400007\n"
+	    "thread 40 43 worker\n"
+	    "call 7000 43 0x400000 0x400020\n") != NULL);
+	CHECK(strstr(out, "end 7000 43\n") != NULL);
+	free(out);
+done:
+	mt_snap_release(&s);
+}
+
+int
+main(void)
+{
+	TEST(perf_clock_from_tsc);
+	TEST(cyc_estimates_between_tsc);
+	TEST(per_cpu_buffer_split_by_switches);
+	return tap_done();
+}
