@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# The oracle: mt-decode (libipt) and perf's own Intel PT decoder, on the
+# perf.data export-perf writes, agree on the calls, returns and taken
+# branches of every trace the suite has: the synthetic scenarios of
+# tests/helpers/ptgen.c, the two real hardware traces, and an emulated
+# capture of a real process.  tests/helpers/oracle does the comparison
+# (end-of-buffer tails and resync points aside: see its header).
+
+ORACLE="$MT_ROOT/tests/helpers/oracle"
+RP="$MT_SHARED/testdata/real-pt"
+
+setup_file() {
+	D="$BATS_FILE_TMPDIR"
+	cc -O1 -o "$D/ptgen" "$MT_ROOT/tests/helpers/ptgen.c" -lipt
+	cd "$D"
+	./ptgen code code.bin
+	for s in calls ipcomp psb ovf nomap corrupt midpacket syscall kernel irq filter; do
+		f=()
+		[ $s = filter ] && f=(--filter 0x400000-0x400fff)
+		./ptgen $s $s.pt
+		mt-capture import-raw --pt $s.pt "${f[@]}" code.bin@0x400000 -o $s.snap
+	done
+}
+
+setup() {
+	D="$BATS_FILE_TMPDIR"
+	cd "$D"
+	command -v perf > /dev/null && perf version > /dev/null 2>&1 ||
+		skip "needs perf (Debian linux-perf) as the independent decoder"
+}
+
+both() {	# both SNAPSHOT [oracle options]: calls/returns, then branches
+	local s=$1
+	shift
+	run "$ORACLE" "$@" "$s"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "oracle: "*" branches in 1 threads agree (cr)" ]]
+	run "$ORACLE" -b "$@" "$s"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "oracle: "*" branches in 1 threads agree (b)" ]]
+}
+
+@test "oracle: synthetic calls, compressed and TIP returns" { both calls.snap; }
+@test "oracle: synthetic IP compression" { both ipcomp.snap; }
+@test "oracle: synthetic PSB+ mid-trace" { both psb.snap; }
+@test "oracle: synthetic overflow" { both ovf.snap; }
+@test "oracle: synthetic missing code" { both nomap.snap; }
+@test "oracle: synthetic corrupt packet" { both corrupt.snap; }
+@test "oracle: synthetic trace starting mid-packet" { both midpacket.snap; }
+@test "oracle: synthetic syscall" { both syscall.snap; }
+@test "oracle: synthetic kernel" { both kernel.snap; }
+@test "oracle: synthetic interrupt" { both irq.snap; }
+@test "oracle: synthetic IP filter" { both filter.snap; }
+
+@test "oracle: pipe-mode export agrees too" {
+	run "$ORACLE" -b -x --pipe calls.snap
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "oracle: 13 of 15 branches in 1 threads agree (b)" ]
+}
+
+@test "oracle: real trace unzip (every taken branch identical)" {
+	[ -f "$RP/unzip/trace" ] || skip "needs $RP/unzip"
+	mt-capture import-raw --pt "$RP/unzip/trace" --filter 0x400000-0x427000 \
+		--pages "$RP/unzip/addr,$RP/unzip/dump" -o unzip.snap
+	run "$ORACLE" -b -t 0 -s 0 -x --guest-as-host unzip.snap
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "oracle: 44368 of 44368 branches in 1 threads agree (b)" ]
+}
+
+@test "oracle: real trace mruby, with its overflow (calls and returns identical)" {
+	[ -f "$RP/mruby/trace" ] || skip "needs $RP/mruby"
+	mt-capture import-raw --pt "$RP/mruby/trace" --filter 0x400000-0x4b6000 \
+		--pages "$RP/mruby/addr,$RP/mruby/dump" -o mruby.snap
+	run "$ORACLE" -t 0 -s 0 -x --guest-as-host mruby.snap
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "oracle: 76609 of 76609 branches in 1 threads agree (cr)" ]
+}
+
+@test "oracle: it fails when the decoders disagree" {
+	[ -f "$RP/unzip/trace" ] || skip "needs $RP/unzip"
+	mt-capture import-raw --pt "$RP/unzip/trace" --filter 0x400000-0x427000 \
+		--pages "$RP/unzip/addr,$RP/unzip/dump" -o unzip.snap
+	# Without --guest-as-host perf looks for a guest machine (PIP.NR)
+	# and decodes nothing.
+	run "$ORACLE" unzip.snap
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"differing branches lie away from sync points"* ]]
+}
+
+@test "oracle: emulated capture of a real process (ELF files, libc, vDSO)" {
+	mt-capture run --help 2>&1 | grep -q emulate ||
+		skip "needs mt-capture's emulate backend"
+	cc -O1 -g -o recurse "$MT_ROOT/tests/data/emu/recurse.c"
+	run mt-capture run -b emulate -q -o rec.snap -- ./recurse
+	[ "$status" -eq 0 ]
+	both rec.snap
+}
