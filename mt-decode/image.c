@@ -372,26 +372,29 @@ image_find(struct image_set *is, const uint8_t *bid, size_t bidlen,
 	}
 	if (path == NULL || path[0] != '/')
 		goto missing;
-	if (is->o.root != NULL)
-		snprintf(buf, bufsize, "%s%s", is->o.root, path);
-	else
-		snprintf(buf, bufsize, "%s", path);
-	if (mt_elf_open(&e, buf) < 0)
-		goto missing;
-	if (bidlen > 0 && !bid_equal(e, bid, bidlen)) {
-		char fhex[2 * MT_ELF_BUILD_ID_MAX + 1];
+	/* ROOT/path, then the recorded path itself. */
+	for (i = is->o.root != NULL ? 0 : 1; i < 2; i++) {
+		if (i == 0)
+			snprintf(buf, bufsize, "%s%s", is->o.root, path);
+		else
+			snprintf(buf, bufsize, "%s", path);
+		if (mt_elf_open(&e, buf) < 0)
+			continue;
+		if (bidlen > 0 && !bid_equal(e, bid, bidlen)) {
+			char fhex[2 * MT_ELF_BUILD_ID_MAX + 1];
 
-		mt_elf_build_id_hex(e, fhex);
-		mt_elf_free(e);
-		rc = image_warn(is, "'%s' has build-id %s, the trace needs %s: "
-		    "not decoded against it", buf, fhex[0] ? fhex : "(none)",
-		    bhex);
-		return rc < 0 ? rc : 0;
+			mt_elf_build_id_hex(e, fhex);
+			mt_elf_free(e);
+			rc = image_warn(is, "'%s' has build-id %s, the trace "
+			    "needs %s: not decoded against it", buf,
+			    fhex[0] ? fhex : "(none)", bhex);
+			return rc < 0 ? rc : 0;
+		}
+		*ep = e;
+		*file = buf;
+		*base = 0;
+		return 1;
 	}
-	*ep = e;
-	*file = buf;
-	*base = 0;
-	return 1;
 missing:
 	rc = image_warn(is, "no file for '%s'%s%s: its code is not decoded",
 	    path ? path : "?", bidlen ? " with build-id " : "",
