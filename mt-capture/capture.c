@@ -45,6 +45,7 @@ struct fixsite {
 	pid_t pid;
 	uint64_t addr;		/* run-time address of the int3 */
 	uint8_t orig;
+	size_t site;		/* index in sites[] */
 };
 
 struct mt_cap {
@@ -363,6 +364,7 @@ fix_refresh(struct mt_cap *c)
 				nf[c->nfix].pid = c->targets[t];
 				nf[c->nfix].addr = m.start + st->offset - m.pgoff;
 				nf[c->nfix].orig = st->orig;
+				nf[c->nfix].site = s;
 				c->nfix++;
 			}
 		}
@@ -408,7 +410,8 @@ mt_cap_fix_code(const struct mt_cap *cc, pid_t pid, uint64_t addr,
 	for (i = 0; i < c->nfix; i++) {
 		const struct fixsite *f = &c->fix[i];
 
-		if (f->pid == pid && f->addr >= addr && f->addr - addr < len &&
+		if (f->pid == pid && !c->sites[f->site].hw &&
+		    f->addr >= addr && f->addr - addr < len &&
 		    buf[f->addr - addr] == 0xcc)
 			buf[f->addr - addr] = f->orig;
 	}
@@ -1070,12 +1073,12 @@ cleanup(struct mt_cap *c)
 
 /*
  * run mode, after the last snapshot: the child is ours.  After a
- * signal it gets the same signal; after --duration SIGTERM; otherwise
- * it runs to its end.  A second Ctrl+C (or 5 s after a forwarded
+ * signal it gets the same signal; after --duration or when recording
+ * failed, SIGTERM; otherwise it runs to its end.  A second Ctrl+C (or 5 s after a forwarded
  * signal) kills it.
  */
 static void
-finish_child(struct mt_cap *c, int ev)
+finish_child(struct mt_cap *c, int ev, int failed)
 {
 	int st, waited = 0, sent_kill = 0;
 	sig_atomic_t seen = g_nsignals;
@@ -1085,7 +1088,7 @@ finish_child(struct mt_cap *c, int ev)
 		return;
 	if (ev == MT_CAP_EV_SIGNAL)
 		kill(c->child, g_signal);
-	else if (ev == MT_CAP_EV_DURATION)
+	else if (ev == MT_CAP_EV_DURATION || failed)
 		kill(c->child, SIGTERM);
 	for (;;) {
 		struct pollfd p = { .fd = g_wake_r, .events = POLLIN };
@@ -1093,8 +1096,8 @@ finish_child(struct mt_cap *c, int ev)
 
 		if (r == c->child || (r < 0 && errno != EINTR))
 			break;
-		if (!sent_kill && (g_nsignals != seen || (ev !=
-		    MT_CAP_EV_TRIGGER && ev != MT_CAP_EV_EXIT &&
+		if (!sent_kill && (g_nsignals != seen || ((failed ||
+		    (ev != MT_CAP_EV_TRIGGER && ev != MT_CAP_EV_EXIT)) &&
 		    waited >= 5000))) {
 			kill(c->child, SIGKILL);
 			sent_kill = 1;
@@ -1241,6 +1244,52 @@ setup_triggers(struct mt_cap *c)
 	if (rc < 0)
 		warnx("%s", msg);
 	return rc;
+}
+
+/*
+ * "hw:" triggers: breakpoints need run-time addresses, known once the
+ * code is mapped (run: after the exec).
+ */
+static int
+arm_hw_triggers(struct mt_cap *c)
+{
+	char msg[512];
+	pid_t tids[4096];
+	size_t s, t;
+	int rc, n;
+
+	for (s = 0; s < c->nsites; s++) {
+		if (!c->sites[s].hw)
+			continue;
+		fix_refresh(c);
+		for (t = 0; t < c->ntargets; t++) {
+			size_t f;
+
+			for (f = 0; f < c->nfix; f++)
+				if (c->fix[f].pid == c->targets[t] &&
+				    c->fix[f].site == s)
+					break;
+			if (f == c->nfix) {
+				warnx("--trigger '%s': %s is not mapped in "
+				    "process %d yet; a hardware breakpoint "
+				    "needs its address (a uprobe trigger, "
+				    "without hw:, can wait for it)",
+				    c->o->triggers[s], c->sites[s].path,
+				    (int)c->targets[t]);
+				return -1;
+			}
+			n = mt_proc_threads(c->targets[t], tids, 4096);
+			if (n <= 0)
+				continue;
+			rc = mt_trig_open_hw(c->trig, (unsigned)s,
+			    c->fix[f].addr, tids, (size_t)n, msg, sizeof(msg));
+			if (rc < 0) {
+				warnx("%s", msg);
+				return rc;
+			}
+		}
+	}
+	return 0;
 }
 
 static int
@@ -1404,6 +1453,8 @@ mt_cap_main(const struct mt_cap_opts *o)
 	}
 	for (i = 0; i < c->ntargets; i++)
 		describe(c, i);
+	if (arm_hw_triggers(c) < 0)
+		goto out;
 	if (o->kernel && (c->kdesc = calloc(1, sizeof(*c->kdesc))) != NULL) {
 		mt_snap_init(c->kdesc);
 		if (mt_proc_kernel(c->kdesc, msg, sizeof(msg)) < 0)
@@ -1449,7 +1500,7 @@ out:
 	cleanup(c);
 	if (c->child > 0) {
 		if (c->gate_w < 0 && !c->child_reaped)
-			finish_child(c, ev);
+			finish_child(c, ev, status != 0);
 	}
 	return status;
 }

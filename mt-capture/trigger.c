@@ -17,6 +17,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 
 #include "elffile.h"
@@ -359,6 +360,11 @@ mt_trig_resolve(const char *sel, pid_t pid, const char *exe,
 	int rc;
 
 	memset(site, 0, sizeof(*site));
+	if (strncmp(sel, "hw:", 3) == 0) {
+		rc = mt_trig_resolve(sel + 3, pid, exe, site, msg, msgsz);
+		site->hw = 1;
+		return rc;
+	}
 	if (*sel == '\0') {
 		snprintf(msg, msgsz, "empty trigger");
 		return -MT_E_SYNTAX;
@@ -476,8 +482,10 @@ struct trig_ev {
 
 struct mt_trig {
 	struct trig_ev *ev;
-	size_t nev;
+	size_t nev, cap;
 	size_t page;
+	int *extra;		/* hw: events redirected into ev[] rings */
+	size_t nextra;
 };
 
 #define TRIG_SAMPLE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
@@ -494,7 +502,10 @@ mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
 	int rc;
 
 	*out = NULL;
-	rc = mt_pmu_read(&pmu, sysfs_root, "uprobe", msg, msgsz);
+	for (i = 0; i < nsites && sites[i].hw; i++)
+		;
+	rc = i == nsites ? 0 : mt_pmu_read(&pmu, sysfs_root, "uprobe", msg,
+	    msgsz);
 	if (rc < 0) {
 		if (rc == -MT_E_NOPMU)
 			snprintf(msg, msgsz, "this kernel has no uprobe PMU "
@@ -507,9 +518,10 @@ mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
 		free(t);
 		return -MT_E_NOMEM;
 	}
+	t->cap = nsites * (size_t)ncpu;
 	t->page = (size_t)sysconf(_SC_PAGESIZE);
 	for (i = 0; i < nsites; i++)
-		for (c = 0; c < ncpu; c++) {
+		for (c = 0; c < ncpu && !sites[i].hw; c++) {
 			struct perf_event_attr a;
 			struct trig_ev *ev = &t->ev[t->nev];
 			int fd, err;
@@ -555,6 +567,93 @@ mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
 	return 0;
 }
 
+int
+mt_trig_open_hw(struct mt_trig *t, unsigned site, uint64_t addr,
+    const pid_t *tids, size_t ntids, char *msg, size_t msgsz)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF), c;
+	size_t k;
+
+	for (c = 0; c < ncpu; c++) {
+		struct trig_ev *ev = NULL;
+
+		for (k = 0; k < ntids; k++) {
+			struct perf_event_attr a;
+			int fd, err, *nx;
+
+			memset(&a, 0, sizeof(a));
+			a.size = sizeof(a);
+			a.type = PERF_TYPE_BREAKPOINT;
+			a.bp_type = HW_BREAKPOINT_X;
+			a.bp_addr = addr;
+			a.bp_len = sizeof(long);
+			a.sample_period = 1;
+			a.wakeup_events = 1;
+			a.sample_type = TRIG_SAMPLE;
+			a.exclude_kernel = 1;
+			a.exclude_hv = 1;
+			a.inherit = 1;	/* threads created later */
+			fd = (int)syscall(SYS_perf_event_open, &a, tids[k],
+			    (int)c, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd < 0 && (errno == ENODEV || errno == ESRCH))
+				continue;
+			if (fd < 0) {
+				err = errno;
+				snprintf(msg, msgsz, "cannot open the hardware "
+				    "breakpoint at 0x%llx in thread %d: %s%s",
+				    (unsigned long long)addr, (int)tids[k],
+				    strerror(err), err == ENOSPC ? " (all 4 "
+				    "debug registers of the thread are in use)"
+				    : "");
+				return err == EACCES || err == EPERM ?
+				    -MT_E_PERM : -MT_E_SYS;
+			}
+			if (ev == NULL) {
+				/* The first event of this CPU owns the ring. */
+				if (t->nev == t->cap) {
+					struct trig_ev *ne = realloc(t->ev,
+					    (t->cap * 2 + 8) * sizeof(*ne));
+
+					if (ne == NULL) {
+						close(fd);
+						return -MT_E_NOMEM;
+					}
+					t->ev = ne;
+					t->cap = t->cap * 2 + 8;
+				}
+				ev = &t->ev[t->nev];
+				ev->fd = fd;
+				ev->site = site;
+				ev->map = mmap(NULL, 2 * t->page, PROT_READ |
+				    PROT_WRITE, MAP_SHARED, fd, 0);
+				if (ev->map == MAP_FAILED) {
+					err = errno;
+					close(fd);
+					snprintf(msg, msgsz, "cannot map the "
+					    "breakpoint ring: %s",
+					    strerror(err));
+					return -MT_E_SYS;
+				}
+				t->nev++;
+				continue;
+			}
+			nx = realloc(t->extra, (t->nextra + 1) * sizeof(int));
+			if (nx == NULL) {
+				close(fd);
+				return -MT_E_NOMEM;
+			}
+			t->extra = nx;
+			t->extra[t->nextra++] = fd;
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ev->fd) < 0) {
+				snprintf(msg, msgsz, "cannot share the "
+				    "breakpoint ring: %s", strerror(errno));
+				return -MT_E_SYS;
+			}
+		}
+	}
+	return 0;
+}
+
 void
 mt_trig_free(struct mt_trig *t)
 {
@@ -562,6 +661,9 @@ mt_trig_free(struct mt_trig *t)
 
 	if (t == NULL)
 		return;
+	for (i = 0; i < t->nextra; i++)
+		close(t->extra[i]);
+	free(t->extra);
 	for (i = 0; i < t->nev; i++) {
 		munmap(t->ev[i].map, 2 * t->page);
 		close(t->ev[i].fd);

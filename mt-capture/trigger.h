@@ -20,6 +20,12 @@
  *   FILE:LINE        the lowest address DWARF's line table gives for that
  *                    source line in the main executable (line:FILE:LINE
  *                    too).  symbol:NAME forces a symbol.
+ *   hw:SEL           any of the above as a hardware execute breakpoint
+ *                    (PERF_TYPE_BREAKPOINT, REFERENCE §2.9) instead of a
+ *                    uprobe: no CAP_SYS_ADMIN needed, but the code must
+ *                    be mapped when recording starts, the x86 debug
+ *                    registers allow 4 per thread, and the events are
+ *                    per thread (inherited by threads created later).
  *
  * Events: one uprobe event per (selector, CPU) with pid -1: the kernel
  * fires it in whichever thread of whichever process executes the
@@ -48,6 +54,7 @@ struct mt_trig_site {
 	uint8_t orig;		/* the byte at offset (under the int3) */
 	uint64_t size;		/* symbol size in bytes (0: unknown, or not
 				 * a symbol) */
+	int hw;			/* "hw:" selector: a hardware breakpoint */
 	char desc[PATH_MAX + 64];	/* e.g. "cos in /usr/lib/.../libm.so.6" */
 };
 
@@ -79,13 +86,20 @@ struct mt_trig_hit {
 struct mt_trig;
 
 /*
- * Open the uprobe events of @nsites sites on every CPU (uprobe PMU type
- * from @sysfs_root).  Returns 0, or -MT_E_NOPMU / -MT_E_PERM / -MT_E_SYS
- * with a one-line reason in @msg.
+ * Open the uprobe events of the @nsites sites that are not "hw:" on
+ * every CPU (uprobe PMU type from @sysfs_root).  Returns 0, or
+ * -MT_E_NOPMU / -MT_E_PERM / -MT_E_SYS with a one-line reason in @msg.
  */
 int mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
     size_t nsites, const char *sysfs_root, char *msg, size_t msgsz);
 void mt_trig_free(struct mt_trig *t);
+/*
+ * Arm hardware breakpoint site @site at run-time address @addr in the
+ * threads @tids (one event per thread and CPU, with inherit).
+ * Returns 0, or -MT_E_PERM / -MT_E_SYS with a reason in @msg.
+ */
+int mt_trig_open_hw(struct mt_trig *t, unsigned site, uint64_t addr,
+    const pid_t *tids, size_t ntids, char *msg, size_t msgsz);
 /* fds to poll (readable when hits are pending); returns count. */
 size_t mt_trig_fds(const struct mt_trig *t, int *fds, size_t max);
 /*

@@ -106,3 +106,11 @@ info() {
 	[[ "$output" == *"cannot find library 'libnothere.so.9'"* ]]
 	[ ! -e "$T/ran" ]
 }
+
+@test "mt-capture: a hw: trigger needs its code mapped when recording starts" {
+	run mt-capture run -b emulate --start-at main \
+	    --trigger hw:libm.so.6:cos -o "$T/hw.snap" -- "$T/dl"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--trigger 'hw:libm.so.6:cos': "*"libm.so.6 is not mapped in process "*" yet"* ]]
+	[ ! -e "$T/hw.snap" ]
+}
