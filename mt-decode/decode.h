@@ -25,6 +25,8 @@ struct decode_opts {
 	/* Called with each warning (missing file, ...); may be NULL. */
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;
+	int jobs;		/* -j: decoding threads (parallel.c) */
+	int out_fd;		/* the output's fd, written directly under -j */
 };
 
 /* libipt error codes counted separately (pte_* up to this bound). */

@@ -39,8 +39,8 @@ struct main_opts {
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "usage: mt-decode [-afhiqsV] [-d debug-dir] [-o outfile] "
-	    "[-r root] [snapshot]\n");
+	fprintf(fp, "usage: mt-decode [-afhiqsV] [-d debug-dir] [-j jobs] "
+	    "[-o outfile] [-r root] [snapshot]\n");
 	if (fp != stdout)
 		return;
 	fprintf(fp,
@@ -49,6 +49,7 @@ usage(FILE *fp)
 	    "  -f, --force          read a snapshot from a terminal\n"
 	    "  -h, --help           this text\n"
 	    "  -i, --info           describe the snapshot instead\n"
+	    "  -j, --jobs N         decoding threads (default: online CPUs)\n"
 	    "  -o, --output FILE    write the events to FILE (default stdout)\n"
 	    "  -q, --quiet          no warnings\n"
 	    "  -r, --root DIR       look for recorded paths under DIR\n"
@@ -75,6 +76,7 @@ parse_args(struct main_opts *o, int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "info", no_argument, NULL, 'i' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "root", required_argument, NULL, 'r' },
@@ -84,13 +86,20 @@ parse_args(struct main_opts *o, int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "ad:fhio:qr:sV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ad:fhij:o:qr:sV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'a': o->d.all_branches = 1; break;
 		case 'd': o->d.img.debug_dir = optarg; break;
 		case 'f': o->force = 1; break;
 		case 'h': usage(stdout); exit(0);
 		case 'i': o->info = 1; break;
+		case 'j':	/* parallel decode, mt-decode/parallel.c */
+			o->d.jobs = atoi(optarg);
+			if (o->d.jobs < 1 || o->d.jobs > 1024) {
+				usage(stderr);
+				return 2;
+			}
+			break;
 		case 'o': o->out = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'r': o->d.img.root = optarg; break;
@@ -178,6 +187,7 @@ run(struct main_opts *o, struct mt_snap *s)
 		return 1;
 	}
 	memset(&st, 0, sizeof(st));
+	o->d.out_fd = fd;	/* -j writes the buffers' streams here */
 	rc = mt_evw_new(&w, fd);
 	if (rc >= 0)
 		rc = decode_run(&o->d, s, w, &st, &d);
@@ -231,6 +241,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_DFL);
 	o.d.warn = warn_cb;
 	o.d.warn_arg = &o;
+	o.d.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);	/* -j default */
 	if (parse_args(&o, argc, argv) != 0)
 		return 2;
 	o.d.source = o.in;
