@@ -75,3 +75,36 @@ big_events() {
 		printf "end %d 42\n", t + 10
 	}'
 }
+
+# Build the write-fault shim (tests/data/faults/wfault.c) and the spin
+# target into $1.  ASan builds must accept a preloaded library that is not
+# the ASan runtime.
+fault_tools() {
+	cc -shared -fPIC -O1 -o "$1/wfault.so" "$MT_ROOT/tests/data/faults/wfault.c" -ldl
+	cc -O1 -o "$1/spin" "$MT_ROOT/tests/data/faults/spin.c"
+}
+
+# with_wfault VAR=VALUE... -- CMD...: run CMD with the shim preloaded.
+with_wfault() {
+	local env=()
+	while [ "$1" != -- ]; do env+=("$1"); shift; done
+	shift
+	exec env LD_PRELOAD="$F/wfault.so" \
+	    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+	    "${env[@]}" "$@"
+}
+
+# wait_for COND-CMD...: poll (20 s at most) until the command succeeds.
+wait_for() {
+	local i
+	for i in $(seq 400); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# A directory holds a file whose name starts with a dot (a temporary).
+has_temp() {
+	compgen -G "$1/.*.??????" >/dev/null
+}
