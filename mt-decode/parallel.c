@@ -259,6 +259,15 @@ par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
 	p.n = s->naux;
 	if (p.n < 2 || jobs < 2)
 		return PAR_SEQUENTIAL;
+	/*
+	 * With MTC or CYC, times change between branches, and the time
+	 * of an event depends on where libipt ended the block before it,
+	 * which depends on the block cache its sections share across
+	 * decoders (warm or cold): parallel output would differ from run
+	 * to run.  TSC-only and relative times do not depend on it.
+	 */
+	if (s->has_ptcfg && (s->ptcfg.config & (MT_PT_CFG_CYC | MT_PT_CFG_MTC)))
+		return PAR_SEQUENTIAL;
 	rc = par_plan(&p);
 	if (rc == 0)
 		rc = PAR_SEQUENTIAL;

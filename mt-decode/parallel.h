@@ -15,7 +15,14 @@
  * same because a worker starts each buffer knowing the threads of all the
  * buffers before it.  That needs buffers whose thread is known before
  * decoding (per-thread buffers, or per-CPU buffers without context
- * switches): otherwise the sequential loop runs.
+ * switches): otherwise the sequential loop runs.  It also runs for traces
+ * with MTC or CYC timing: there an event's time depends on where libipt
+ * ended the block before it, and that depends on the state of the block
+ * cache libipt keeps per section and shares between decoders, so the
+ * times would vary with the order buffers are decoded in (measured: 88 of
+ * 244,732 times on a 4 MiB CYC trace moved by a few ns, differently from
+ * run to run).  TSC-only (magic-trace's "Low" timing) and relative times
+ * do not depend on block boundaries.
  *
  * Splitting one large buffer at PSBs is not done here (docs/decode.md,
  * bench/README.md): parallelism is across buffers.
