@@ -99,4 +99,14 @@ both() {	# both SNAPSHOT [oracle options]: calls/returns, then branches
 	run mt-capture run -b emulate -q -o rec.snap -- ./recurse
 	[ "$status" -eq 0 ]
 	both rec.snap
+	# Round trip: export-perf, import-perf, same stream (perf.data has no
+	# PROCESS command line, so the proc line is left out).
+	mt-capture export-perf -o rt.data rec.snap
+	run mt-capture import-perf rt.data -o rt.snap
+	[ "$status" -eq 0 ]
+	mt-decode -q rec.snap | grep -v -e '^info ' -e '^mod ' -e '^proc ' > a.ev
+	mt-decode -q rt.snap | grep -v -e '^info ' -e '^mod ' -e '^proc ' > b.ev
+	run diff -u a.ev b.ev
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^call ' a.ev)" -gt 100 ]
 }
