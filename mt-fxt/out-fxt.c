@@ -23,13 +23,17 @@ struct ofxt {
 	struct mt_fxt *w;
 	struct defer *d;
 	uint64_t next_koid;	/* next synthetic koid */
-	uint64_t *pkoid;	/* sym_proc index -> koid, 0 not written */
+	uint64_t *pkoid;	/* sym_proc index -> koid, 0 none yet */
+	uint8_t *pdone;		/* sym_proc index -> kobj in this file */
 	uint32_t npk;
 	uint32_t *thr;		/* sym_thread index -> fxt thread handle */
 	uint32_t nthr;
+	uint32_t *tkoid;	/* sym_thread index -> koid, 0 none yet */
+	uint32_t ntk;
 	uint32_t *names;	/* sym string handle -> fxt handle + 1 */
 	uint32_t nnames;
 	uint32_t hits;		/* trigger track thread handle */
+	uint64_t hits_pk, hits_tk;	/* its koids, 0 none yet */
 	/* Argument names. */
 	uint32_t a_address, a_file, a_line, a_inferred, a_inlined, a_tid,
 	    a_pid, a_ip;
@@ -84,21 +88,31 @@ proc_koid(struct ofxt *x, uint32_t index)
 	struct mt_fxt_arg a = { .name = x->a_pid, .type = MT_FXT_ARG_UINT };
 	int n;
 
-	if (index < x->npk && x->pkoid[index])
+	if (index < x->npk && x->pdone[index])
 		return x->pkoid[index];
 	if (index >= x->npk) {
 		uint32_t nn = index + 16;
 		uint64_t *np = realloc(x->pkoid, nn * sizeof(*np));
+		uint8_t *nd;
 
 		if (np == NULL) {
 			x->o->err = -MT_E_NOMEM;
 			return 1;
 		}
-		memset(np + x->npk, 0, (nn - x->npk) * sizeof(*np));
 		x->pkoid = np;
+		nd = realloc(x->pdone, nn);
+		if (nd == NULL) {
+			x->o->err = -MT_E_NOMEM;
+			return 1;
+		}
+		x->pdone = nd;
+		memset(np + x->npk, 0, (nn - x->npk) * sizeof(*np));
+		memset(nd + x->npk, 0, nn - x->npk);
 		x->npk = nn;
 	}
-	x->pkoid[index] = x->next_koid++;
+	if (x->pkoid[index] == 0)
+		x->pkoid[index] = x->next_koid++;
+	x->pdone[index] = 1;
 	what = sym_str(x->o->sym, p->cmdline ? p->cmdline : p->comm, &wlen);
 	if (wlen > MT_FXT_MAX_STRLEN - 32)
 		wlen = MT_FXT_MAX_STRLEN - 32;	/* long cmdlines: cut */
@@ -120,7 +134,7 @@ thread(struct ofxt *x, const struct sym_thread *t)
 {
 	struct mt_fxt_arg a = { .name = x->a_tid, .type = MT_FXT_ARG_UINT,
 	    .v.u = t->tid };
-	uint64_t pk, tk;
+	uint64_t pk;
 	const char *c;
 	size_t clen;
 	char b[600];
@@ -128,19 +142,22 @@ thread(struct ofxt *x, const struct sym_thread *t)
 
 	if (t->index < x->nthr && x->thr[t->index])
 		return x->thr[t->index];
-	if (grow_u32(&x->thr, &x->nthr, t->index + 1) < 0) {
+	if (grow_u32(&x->thr, &x->nthr, t->index + 1) < 0 ||
+	    grow_u32(&x->tkoid, &x->ntk, t->index + 1) < 0) {
 		x->o->err = -MT_E_NOMEM;
 		return 0;
 	}
 	pk = proc_koid(x, t->proc);
-	tk = x->next_koid++;
+	if (x->tkoid[t->index] == 0)
+		x->tkoid[t->index] = (uint32_t)x->next_koid++;
 	c = sym_str(x->o->sym, t->comm, &clen);
 	if (clen > 512)
 		clen = 512;
 	n = snprintf(b, sizeof(b), "%.*s%s[tid=%" PRIu32 "]", (int)clen, c,
 	    clen ? " " : "", t->tid);
-	mt_fxt_kobj(x->w, MT_FXT_KOBJ_THREAD, tk, pk, b, (size_t)n, &a, 1);
-	x->thr[t->index] = mt_fxt_thread(x->w, pk, tk);
+	mt_fxt_kobj(x->w, MT_FXT_KOBJ_THREAD, x->tkoid[t->index], pk, b,
+	    (size_t)n, &a, 1);
+	x->thr[t->index] = mt_fxt_thread(x->w, pk, x->tkoid[t->index]);
 	return x->thr[t->index];
 }
 
@@ -185,27 +202,27 @@ emit(void *ctx, const struct sym_thread *t, int kind, uint64_t ts,
 	mt_fxt_begin(x->w, th, 0, name(x, f->name), ts, a, n);
 }
 
+/* A new writer on o->sink; caches of the previous one are reset. */
 static int
-fxt_open(struct out *o)
+start_writer(struct ofxt *x)
 {
-	struct ofxt *x = calloc(1, sizeof(*x));
+	struct out *o = x->o;
 	struct mt_fxt_limits lim = {
 		.max_strings = o->opts->string_slots,
 		.max_threads = o->opts->thread_slots,
 	};
 	int rc;
 
-	if (x == NULL)
-		return -MT_E_NOMEM;
-	o->priv = x;
-	x->o = o;
-	x->next_koid = 1;
 	rc = mt_fxt_new(&x->w, sink_fxt, o->sink, &lim, "mt-fxt");
 	if (rc < 0)
 		return rc;
-	rc = defer_new(&x->d, emit, x);
-	if (rc < 0)
-		return rc;
+	if (x->names)
+		memset(x->names, 0, x->nnames * sizeof(*x->names));
+	if (x->thr)
+		memset(x->thr, 0, x->nthr * sizeof(*x->thr));
+	if (x->pdone)
+		memset(x->pdone, 0, x->npk);
+	x->hits = 0;
 	x->a_address = mt_fxt_cstr(x->w, "address");
 	x->a_file = mt_fxt_cstr(x->w, "file");
 	x->a_line = mt_fxt_cstr(x->w, "line");
@@ -215,6 +232,44 @@ fxt_open(struct out *o)
 	x->a_pid = mt_fxt_cstr(x->w, "pid");
 	x->a_ip = mt_fxt_cstr(x->w, "ip");
 	return mt_fxt_error(x->w);
+}
+
+static int
+fxt_open(struct out *o)
+{
+	struct ofxt *x = calloc(1, sizeof(*x));
+	int rc;
+
+	if (x == NULL)
+		return -MT_E_NOMEM;
+	o->priv = x;
+	x->o = o;
+	x->next_koid = 1;
+	rc = defer_new(&x->d, emit, x);
+	if (rc < 0)
+		return rc;
+	return start_writer(x);
+}
+
+static uint64_t
+fxt_size(struct out *o)
+{
+	struct ofxt *x = o->priv;
+
+	return mt_fxt_bytes(x->w);
+}
+
+static int
+fxt_split(struct out *o, struct sink *next)
+{
+	struct ofxt *x = o->priv;
+	int rc = mt_fxt_free(x->w);
+
+	x->w = NULL;
+	if (rc < 0)
+		return rc;
+	o->sink = next;
+	return start_writer(x);
 }
 
 static void
@@ -269,13 +324,15 @@ fxt_trigger(struct out *o, const struct sym_thread *t, uint64_t ts,
 	int n;
 
 	if (x->hits == 0) {
-		uint64_t pk = x->next_koid++, tk = x->next_koid++;
-
-		mt_fxt_kobj(x->w, MT_FXT_KOBJ_PROCESS, pk, 0, "triggers", 8,
-		    NULL, 0);
-		mt_fxt_kobj(x->w, MT_FXT_KOBJ_THREAD, tk, pk, "hits", 4,
-		    NULL, 0);
-		x->hits = mt_fxt_thread(x->w, pk, tk);
+		if (x->hits_pk == 0) {
+			x->hits_pk = x->next_koid++;
+			x->hits_tk = x->next_koid++;
+		}
+		mt_fxt_kobj(x->w, MT_FXT_KOBJ_PROCESS, x->hits_pk, 0,
+		    "triggers", 8, NULL, 0);
+		mt_fxt_kobj(x->w, MT_FXT_KOBJ_THREAD, x->hits_tk, x->hits_pk,
+		    "hits", 4, NULL, 0);
+		x->hits = mt_fxt_thread(x->w, x->hits_pk, x->hits_tk);
 	}
 	w = sym_str(o->sym, what, &wlen);
 	if (wlen > 256)
@@ -313,6 +370,8 @@ fxt_free(struct out *o)
 	mt_fxt_free(x->w);
 	defer_free(x->d);
 	free(x->pkoid);
+	free(x->pdone);
+	free(x->tkoid);
 	free(x->thr);
 	free(x->names);
 	free(x);
@@ -328,6 +387,8 @@ const struct out_ops out_fxt_ops = {
 	.begin = fxt_begin,
 	.end = fxt_end,
 	.trigger = fxt_trigger,
+	.size = fxt_size,
+	.split = fxt_split,
 	.close = fxt_close,
 	.free = fxt_free,
 };

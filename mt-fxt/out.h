@@ -70,7 +70,11 @@ struct out_ops {
 	    const struct frame *f);
 	void (*trigger)(struct out *o, const struct sym_thread *t,
 	    uint64_t ts, uint64_t ip, uint32_t what);
-	/* Write what is left; returns 0 or -MT_E_*, message in o->errmsg. */
+	/* Bytes of output so far (NULL: the format cannot be split). */
+	uint64_t (*size)(struct out *o);
+	/* Finish the current file and go on in a new one on @next. */
+	int (*split)(struct out *o, struct sink *next);
+	/* Write what is left; returns 0 or -MT_E_*. */
 	int (*close)(struct out *o, const struct fxt_stats *st);
 	void (*free)(struct out *o);
 };

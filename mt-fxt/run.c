@@ -113,6 +113,76 @@ out_level(const struct fxt_opts *o)
 	return 0;
 }
 
+/* "dir/trace.fxt.gz" -> "dir/trace.K.fxt.gz"; no dot: "trace.K". */
+static char *
+numbered(const char *path, unsigned k)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	const char *dot = strchr(base, '.');
+	size_t pre = dot ? (size_t)(dot - path) : strlen(path);
+	size_t len = strlen(path) + 16;
+	char *b = malloc(len);
+
+	if (b != NULL)
+		snprintf(b, len, "%.*s.%u%s", (int)pre, path, k,
+		    dot ? dot : "");
+	return b;
+}
+
+/* State of --max-size splitting. */
+struct split {
+	struct out *out;
+	const struct fxt_opts *o;
+	struct fxt_stats *st;
+	int level;
+	char msg[256];
+};
+
+/* Close file number st->files + 1 under its numbered name, open the next. */
+static int
+split_swap(void *ctx)
+{
+	struct split *sp = ctx;
+	struct sink *old = sp->out->sink, *next;
+	char *name;
+	int rc;
+
+	rc = sink_open(&next, sp->o->out, sp->level, sp->msg,
+	    sizeof(sp->msg));
+	if (rc < 0)
+		return rc;
+	rc = sp->out->ops->split(sp->out, next);
+	name = numbered(sp->o->out, (unsigned)sp->st->files + 1);
+	if (rc == 0 && name == NULL)
+		rc = -MT_E_NOMEM;
+	if (rc == 0)
+		rc = sink_set_path(old, name);
+	free(name);
+	if (rc < 0) {
+		sink_close(old, 0, NULL, 0);
+		return rc;
+	}
+	rc = sink_close(old, 1, sp->msg, sizeof(sp->msg));
+	sp->st->files++;
+	return rc;
+}
+
+/* Split when the output would outgrow --max-size with its open frames. */
+static int
+maybe_split(struct split *sp, struct view *v)
+{
+	const struct out_ops *ops = sp->out->ops;
+	uint64_t need;
+
+	if (ops->split == NULL || !sink_renamable(sp->out->sink))
+		return 0;	/* stdout or a device: one stream */
+	need = ops->size(sp->out) + 16 * view_open_frames(v) + 4096;
+	if (need <= sp->o->max_size)
+		return 0;
+	return view_split(v, split_swap, sp);
+}
+
 static int
 definition(struct sym *sym, struct recon *rc, const struct mt_ev *ev,
     int *seen_event)
@@ -158,6 +228,7 @@ fxt_run(const struct fxt_opts *o0, int fd, struct fxt_stats *st, char *msg,
 	struct view *v = NULL;
 	struct recon *rc = NULL;
 	int ret, seen_event = 0, opened = 0;
+	struct split sp = { 0 };
 	char smsg[256];
 
 	memset(st, 0, sizeof(*st));
@@ -181,10 +252,20 @@ fxt_run(const struct fxt_opts *o0, int fd, struct fxt_stats *st, char *msg,
 	    (ret = view_new(&v, &o, &out, sym, st)) < 0 ||
 	    (ret = recon_new(&rc, sym, v, st)) < 0)
 		goto out;
+	sp.out = &out;
+	sp.o = &o;
+	sp.st = st;
+	sp.level = out_level(&o);
 	while ((ret = mt_evr_next(r, ev)) == 0) {
 		if (MT_EV_IS_EVENT(ev->kind)) {
 			seen_event = 1;
 			ret = recon_event(rc, ev);
+			if (ret == 0 && o.max_size &&
+			    (ret = maybe_split(&sp, v)) < 0) {
+				snprintf(msg, n, "%s", sp.msg[0] ? sp.msg :
+				    mt_strerror(ret));
+				goto out;
+			}
 		} else {
 			ret = definition(sym, rc, ev, &seen_event);
 			if (ret == -MT_E_CORRUPT) {
@@ -216,7 +297,16 @@ out:
 
 		if (out.ops->free)
 			out.ops->free(&out);
+		if (ret >= 0 && st->files > 0) {
+			char *last = numbered(o.out, (unsigned)st->files + 1);
+
+			if (last == NULL || sink_set_path(out.sink, last) < 0)
+				ret = -MT_E_NOMEM;
+			free(last);
+		}
 		cr = sink_close(out.sink, ret >= 0, smsg, sizeof(smsg));
+		if (st->files > 0)
+			st->files++;
 		if (cr < 0 && (ret >= 0 || msg[0] == '\0')) {
 			/* The sink knows why (e.g. the disk is full). */
 			if (ret >= 0)

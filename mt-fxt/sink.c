@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 struct sink {
 	int fd;			/* output descriptor */
+	int own_fd;		/* fd opened on a device: close, no rename */
 	char *path;		/* final name, NULL for stdout */
 	char *tmp;		/* temporary name, NULL for stdout */
 	int gz;			/* compressing */
@@ -118,7 +120,17 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 		return -MT_E_NOMEM;
 	}
 	s->fd = 1;
-	if (strcmp(path, "-") != 0) {
+	if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 &&
+	    !S_ISREG(sb.st_mode)) {
+		/* A device or FIFO (/dev/null): write to it, never replace it. */
+		s->fd = open(path, O_WRONLY);
+		if (s->fd < 0) {
+			snprintf(msg, n, "cannot open '%s': %s", path,
+			    strerror(errno));
+			goto bad;
+		}
+		s->own_fd = 1;
+	} else if (strcmp(path, "-") != 0) {
 		size_t len = strlen(path);
 
 		s->path = strdup(path);
@@ -167,6 +179,8 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 	*sp = s;
 	return 0;
 bad:
+	if (s->own_fd && s->fd >= 0)
+		close(s->fd);
 	if (s->tmp) {
 		close(s->fd);
 		unlink(s->tmp);
@@ -246,6 +260,27 @@ sink_fxt(void *ctx, const void *p, size_t n)
 }
 
 int
+sink_renamable(const struct sink *s)
+{
+	return s->tmp != NULL;
+}
+
+int
+sink_set_path(struct sink *s, const char *path)
+{
+	char *np;
+
+	if (s->tmp == NULL)
+		return -MT_E_INVAL;
+	np = strdup(path);
+	if (np == NULL)
+		return -MT_E_NOMEM;
+	free(s->path);
+	s->path = np;
+	return 0;
+}
+
+int
 sink_close(struct sink *s, int commit, char *msg, size_t n)
 {
 	int rc;
@@ -256,6 +291,8 @@ sink_close(struct sink *s, int commit, char *msg, size_t n)
 		drain(s, Z_FINISH);
 	if (s->gz)
 		deflateEnd(&s->z);
+	if (s->own_fd && close(s->fd) < 0 && commit)
+		fail(s, -MT_E_IO, "close: %s", strerror(errno));
 	if (s->tmp) {
 		if (close(s->fd) < 0 && commit)
 			fail(s, -MT_E_IO, "close: %s", strerror(errno));

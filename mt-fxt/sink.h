@@ -28,6 +28,10 @@ int sink_printf(struct sink *s, const char *fmt, ...)
 uint64_t sink_bytes(const struct sink *s);
 /* Adapter for mt_fxt_new(): @ctx is the sink. */
 int sink_fxt(void *ctx, const void *p, size_t n);
+/* Whether the output is a file written under a temporary name. */
+int sink_renamable(const struct sink *s);
+/* Rename the final file to @path instead (copied); not for stdout. */
+int sink_set_path(struct sink *s, const char *path);
 /*
  * Finish: with @commit, flush, close and rename into place; without, drop
  * the temporary file.  Frees @s.  Returns 0, or the first error with its

@@ -53,6 +53,7 @@ struct vthread {
 	struct vseg *s;
 	uint32_t ns, caps;
 	uint64_t now;		/* latest time seen */
+	uint8_t seen;		/* now is set */
 	uint64_t rstart;	/* start of the open region */
 };
 
@@ -67,6 +68,7 @@ struct view {
 	int marker;			/* cap is Perfetto's: show a marker */
 	uint32_t n_marker;		/* "[deeper frames folded]" */
 	uint32_t n_start, n_stop;	/* --between names, 0 none */
+	uint64_t nshown;		/* shown frames open, all threads */
 	int err;
 };
 
@@ -200,6 +202,7 @@ show(struct view *v, struct vthread *vt, uint32_t i)
 	struct frame f;
 
 	x->state = SHOWN;
+	v->nshown++;
 	if (x->marker) {
 		f = (struct frame){ .name = v->n_marker, .flags = FR_SYNTH };
 		v->out->ops->begin(v->out, vt->t, x->start, &f);
@@ -292,9 +295,12 @@ region_close(struct view *v, struct vthread *vt, uint64_t ts)
 				v->out->ops->seg_pop(v->out, vt->t, ts);
 			vt->s[k].out = 0;
 		}
-		if (x->state == SHOWN)
-			v->out->ops->end(v->out, vt->t, ts, &x->f);
-		else if (x->state == PENDING)
+		if (x->state == SHOWN) {
+			v->out->ops->end(v->out, vt->t, ts, x->marker ?
+			    &(struct frame){ .name = v->n_marker,
+			    .flags = FR_SYNTH } : &x->f);
+			v->nshown--;
+		} else if (x->state == PENDING)
 			v->st->filtered++;
 		x->state = HIDDEN;
 	}
@@ -307,22 +313,28 @@ region_close(struct view *v, struct vthread *vt, uint64_t ts)
 	vt->active = 0;
 }
 
-/* Apply --time at @ts (the thread's latest time). */
+/*
+ * Move the thread's clock to @ts and apply --time: a region opens when
+ * the clock reaches FROM (at FROM if the thread was there before, so the
+ * frames open then are shown from FROM) and closes at TO, even when no
+ * event of the thread falls inside.
+ */
 static void
 advance(struct view *v, struct vthread *vt, uint64_t ts)
 {
 	const struct fxt_opts *o = v->o;
+	uint64_t prev = vt->seen ? vt->now : ts;
 
-	if (ts > vt->now)
+	if (!vt->seen || ts > vt->now)
 		vt->now = ts;
+	vt->seen = 1;
 	if (!o->have_time)
 		return;
+	if (!vt->active && vt->now >= o->time_from && prev <= o->time_to &&
+	    (o->between_start == NULL || vt->between))
+		region_open(v, vt, prev > o->time_from ? prev : o->time_from);
 	if (vt->active && vt->now > o->time_to)
 		region_close(v, vt, o->time_to);
-	if (!vt->active && vt->now >= o->time_from && vt->now <= o->time_to &&
-	    (o->between_start == NULL || vt->between))
-		region_open(v, vt, vt->now > o->time_from &&
-		    vt->ns > 0 ? o->time_from : vt->now);
 }
 
 void
@@ -409,6 +421,7 @@ view_end(struct view *v, const struct sym_thread *t, uint64_t ts)
 	settle(v, vt, ts);
 	x = &vt->e[vt->n - 1];
 	if (x->state == SHOWN) {
+		v->nshown--;
 		v->out->ops->end(v->out, vt->t, ts,
 		    x->marker ? &(struct frame){ .name = v->n_marker,
 		    .flags = FR_SYNTH } : &x->f);
@@ -435,4 +448,36 @@ view_trigger(struct view *v, const struct sym_thread *t, uint64_t ts,
 	settle(v, vt, vt->now);
 	if (vt->active)
 		v->out->ops->trigger(v->out, vt->t, ts, ip, what);
+}
+
+uint64_t
+view_open_frames(const struct view *v)
+{
+	return v->nshown;
+}
+
+int
+view_split(struct view *v, int (*swap)(void *ctx), void *ctx)
+{
+	uint32_t i;
+	int rc;
+
+	for (i = 0; i < v->nthr; i++) {
+		struct vthread *vt = v->thr[i];
+
+		if (vt == NULL || vt->excluded || !vt->active)
+			continue;
+		region_close(v, vt, vt->now);
+		vt->active = 2;	/* to reopen */
+	}
+	rc = swap(ctx);
+	for (i = 0; i < v->nthr; i++) {
+		struct vthread *vt = v->thr[i];
+
+		if (vt == NULL || vt->excluded || vt->active != 2)
+			continue;
+		vt->active = 0;
+		region_open(v, vt, vt->now);
+	}
+	return rc;
 }

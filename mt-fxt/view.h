@@ -33,6 +33,14 @@ void view_begin(struct view *v, const struct sym_thread *t, uint64_t ts,
 void view_end(struct view *v, const struct sym_thread *t, uint64_t ts);
 void view_trigger(struct view *v, const struct sym_thread *t, uint64_t ts,
     uint64_t ip, uint32_t what);
+/* Frames shown and still open, over all threads. */
+uint64_t view_open_frames(const struct view *v);
+/*
+ * Split the output: end every shown frame (each thread at its latest
+ * time), call @swap(@ctx) to start the next file, then show the open
+ * frames again, as inferred, in the new file.  Returns @swap's result.
+ */
+int view_split(struct view *v, int (*swap)(void *ctx), void *ctx);
 /* The sticky error of the view (-MT_E_NOMEM), 0 if none. */
 int view_error(const struct view *v);
 
