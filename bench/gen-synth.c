@@ -16,9 +16,12 @@
  *       the program as assembler source (.byte lines under one symbol per
  *       function); link it with
  *       cc -nostdlib -static -no-pie -Wl,--build-id -Wl,-Ttext=0x401000
- *   gen-synth snap [-S seed] [-t threads] -m MIB -e prog -o out.snap
+ *   gen-synth snap [-C] [-S seed] [-t threads] -m MIB -e prog -o out.snap
  *       a snapshot (docs/formats/snapshot.md) of MIB MiB of PT in all,
- *       one AUX buffer per thread, with prog bundled by build-id
+ *       one AUX buffer per thread, with prog bundled by build-id; -C
+ *       leaves out the CYC packets (times then come from PSB+ TSCs only);
+ *       -r DIR also writes DIR/t<N>.pt (thread N's raw PT) and DIR/addr,
+ *       DIR/dump (the program's pages) for bench/ipt-loop
  *
  * The same seed gives the same program and the same traces.  The program
  * is never run: the generator walks its control flow itself, choosing each
@@ -83,6 +86,51 @@ struct func {
 #define SZ_MAIN		7	/* e8 rel32 (call f0); eb f9 (jmp main) */
 
 static struct func fn[NFUNC];
+static int with_cyc = 1;	/* -C: no CYC packets (TSC only) */
+static const char *raw_dir;	/* -r: also raw files for bench/ipt-loop */
+
+/* Write @len bytes of @p to @dir/@name; returns 0 or -1. */
+static int
+put_file(const char *dir, const char *name, const void *p, size_t len)
+{
+	char path[4200];
+	FILE *fp;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "wb");
+	if (fp == NULL)
+		return -1;
+	rc = fwrite(p, 1, len, fp) == len ? 0 : -1;
+	return fclose(fp) == 0 ? rc : -1;
+}
+
+/*
+ * The raw form ipt-loop reads (kAFL/Nyx page dumps): "addr" holds the
+ * little-endian u64 address of each 4 KiB page of the program as mapped
+ * (file offset N at 0x400000 + N), "dump" the pages.
+ */
+static int
+put_pages(const char *dir, const uint8_t *elf, size_t elen)
+{
+	size_t np = (elen + 4095) / 4096, i, k;
+	uint8_t *addr = calloc(np, 8), *dump = calloc(np, 4096);
+	int rc = -1;
+
+	if (addr != NULL && dump != NULL) {
+		memcpy(dump, elf, elen);
+		for (i = 0; i < np; i++)
+			for (k = 0; k < 8; k++)
+				addr[8 * i + k] = (uint8_t)((TEXT - 0x1000 +
+				    4096 * i) >> (8 * k));
+		rc = put_file(dir, "addr", addr, 8 * np);
+		if (rc == 0)
+			rc = put_file(dir, "dump", dump, 4096 * np);
+	}
+	free(addr);
+	free(dump);
+	return rc;
+}
 static uint64_t main_addr;
 static uint64_t rng_state;
 
@@ -283,6 +331,8 @@ flush_tnt(struct gen *g)
 	emit(g, &p);
 	g->ntnt = 0;
 	g->tnt = 0;
+	if (!with_cyc)
+		return;
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_cyc;
 	p.payload.cyc.value = g->tsc - g->cyc_last;
@@ -557,7 +607,8 @@ write_snap(const char *out, const char *prog, uint64_t mib, int nthr,
 	rc |= mt_snap_set_host(&s, &h);
 	memset(&pc, 0, sizeof(pc));
 	pc.backend = MT_SNAP_BK_RAW;
-	pc.config = MT_PT_CFG_BRANCH | MT_PT_CFG_TSC | MT_PT_CFG_CYC |
+	pc.config = MT_PT_CFG_BRANCH | MT_PT_CFG_TSC |
+	    (with_cyc ? MT_PT_CFG_CYC : 0) |
 	    (3ull << 24) | (RETSTACK == 0 ? MT_PT_CFG_NORETCOMP : 0);
 	pc.user = 1;
 	s.ptcfg = pc;
@@ -593,6 +644,8 @@ write_snap(const char *out, const char *prog, uint64_t mib, int nthr,
 	el.len = elen;
 	el.data = elf;
 	rc |= mt_snap_add_elf(&s, &el);
+	if (raw_dir != NULL && put_pages(raw_dir, elf, elen) < 0)
+		rc = 1;
 	if (mm.build_id_len == 0) {
 		fprintf(stderr, "gen-synth: '%s' has no build-id\n", prog);
 		return 1;
@@ -612,6 +665,13 @@ write_snap(const char *out, const char *prog, uint64_t mib, int nthr,
 		a.ring_size = per;
 		a.head = a.len;
 		a.data = buf;
+		if (raw_dir != NULL) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "t%zu.pt", i);
+			if (put_file(raw_dir, name, buf, a.len) < 0)
+				rc = 1;
+		}
 		rc |= mt_snap_add_thread(&s, &t);
 		rc |= mt_snap_add_aux(&s, &a);
 		free(buf);
@@ -634,7 +694,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: gen-synth asm [-S seed] -o prog.s\n"
-	    "       gen-synth snap [-S seed] [-t threads] -m MIB -e prog "
+	    "       gen-synth snap [-C] [-r dir] [-S seed] [-t threads] "
+	    "-m MIB -e prog "
 	    "-o out.snap\n");
 }
 
@@ -650,8 +711,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	optind = 2;
-	while ((c = getopt(argc, argv, "S:t:m:e:o:")) != -1) {
+	while ((c = getopt(argc, argv, "CS:t:m:e:o:r:")) != -1) {
 		switch (c) {
+		case 'C': with_cyc = 0; break;
+		case 'r': raw_dir = optarg; break;
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
 		case 't': nthr = atoi(optarg); break;
 		case 'm': mib = strtoull(optarg, NULL, 0); break;
