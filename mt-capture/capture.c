@@ -40,6 +40,7 @@
 #define SB_DATA_PAGES	128		/* 512 KiB sideband ring per CPU */
 #define MAX_BUNDLE	(512ull << 20)	/* bigger ELF files are not bundled */
 #define MAX_FDS		1024
+#define MAX_HITS	4096		/* hits kept between snapshots */
 
 struct fixsite {
 	pid_t pid;
@@ -80,6 +81,7 @@ struct mt_cap {
 	size_t nfsites;
 	struct mt_cap_hit *hits;
 	size_t nhits, caphits, hits_seen;
+	size_t hits_dropped;	/* older hits forgotten (MAX_HITS) */
 
 	struct fixsite *fix;
 	size_t nfix;
@@ -434,6 +436,16 @@ ms_until(const struct timespec *t)
 static int
 add_hit(struct mt_cap *c, const struct mt_trig_hit *h)
 {
+	if (c->nhits == MAX_HITS) {
+		/* Keep the first hit (it caused the snapshot) and the
+		 * latest ones. */
+		memmove(c->hits + 1, c->hits + 1 + MAX_HITS / 2,
+		    (MAX_HITS - 1 - MAX_HITS / 2) * sizeof(*c->hits));
+		c->nhits -= MAX_HITS / 2;
+		c->hits_dropped += MAX_HITS / 2;
+		if (c->hits_seen > c->nhits)
+			c->hits_seen = c->nhits;
+	}
 	if (c->nhits == c->caphits) {
 		size_t n = c->caphits ? c->caphits * 2 : 16;
 		struct mt_cap_hit *nh = realloc(c->hits, n * sizeof(*nh));
@@ -955,23 +967,28 @@ take_snapshot(struct mt_cap *c, int ev)
 		sb.data = w->p;
 		(void)mt_snap_add_sideband(&s, &sb);
 	}
+	/* The hits since the previous snapshot: the ones that caused this
+	 * one (a hot function can fire thousands of times meanwhile). */
+	if (c->nhits > 0) {
+		char nh[32];
+
+		snprintf(nh, sizeof(nh), "%zu", c->nhits + c->hits_dropped);
+		(void)mt_snap_add_meta(&s, "trigger-hits", nh);
+	}
 	for (i = 0; i < c->nhits; i++) {
 		struct mt_snap_trigger t;
 		struct mt_cap_hit *hh = &c->hits[i];
 
-		if (i >= c->hits_seen && hh->snapshot < 0)
-			hh->snapshot = (int)c->nsnapshots;
 		memset(&t, 0, sizeof(t));
 		t.time = hh->time;
 		t.pid = (uint32_t)hh->pid;
 		t.tid = (uint32_t)hh->tid;
 		t.ip = hh->ip;
-		t.index = hh->snapshot < 0 ? MT_SNAP_NONE :
-		    (uint32_t)hh->snapshot;
+		t.index = c->nsnapshots;
 		t.what = (char *)(uintptr_t)c->o->triggers[hh->trigger];
 		(void)mt_snap_add_trigger(&s, &t);
 	}
-	c->hits_seen = c->nhits;
+	c->nhits = c->hits_seen = c->hits_dropped = 0;
 	for (i = 0; i < c->nbufs; i++) {
 		struct mt_cap_buf *b = c->bufs[i];
 		struct mt_snap_aux a;

@@ -91,7 +91,10 @@ info() {
 	[ ! -e "$T/multi-2.snap" ]
 	info "$T/multi-1.snap"
 	[[ "$output" == *"meta: snapshot-index = 1"* ]]
-	[[ "$output" == *"snapshot 1"* ]]
+	[[ "$output" == *"meta: trigger-hits = "* ]]
+	# each snapshot holds the hits that caused it
+	[[ "$output" == *"trigger work at 0x"*" snapshot 1"* ]]
+	[[ "$output" != *" snapshot 0"* ]]
 }
 
 @test "mt-capture: an unknown trigger symbol or library is an error before the target runs" {
