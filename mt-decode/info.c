@@ -8,6 +8,7 @@
 
 #include <intel-pt.h>
 
+#include "decode.h"
 #include "info.h"
 #include "snap.h"
 
@@ -220,4 +221,30 @@ info_print(FILE *fp, const struct mt_snap *s, const char *name)
 		    s->triggers[i].tid, s->triggers[i].index);
 	fflush(fp);
 	return ferror(fp) ? -1 : 0;
+}
+
+void
+info_print_stats(FILE *fp, const struct decode_stats *st)
+{
+	int i;
+
+	fprintf(fp, "buffers: %" PRIu64 "\n", st->buffers);
+	fprintf(fp, "pt-bytes: %" PRIu64 "\n", st->pt_bytes);
+	fprintf(fp, "instructions: %" PRIu64 "\n", st->instructions);
+	fprintf(fp, "blocks: %" PRIu64 "\n", st->blocks);
+	fprintf(fp, "ipt-events: %" PRIu64 "\n", st->ipt_events);
+	fprintf(fp, "events: %" PRIu64 "\n", st->events);
+	fprintf(fp, "errors: %" PRIu64 "\n", st->errors);
+	for (i = 1; i < DECODE_NERR; i++)
+		if (st->err_by_code[i] > 0)
+			fprintf(fp, "errors-%s: %" PRIu64 "\n",
+			    info_ipt_errname(i), st->err_by_code[i]);
+	fprintf(fp, "overflows: %" PRIu64 "\n", st->overflows);
+	fprintf(fp, "bytes-before-sync: %" PRIu64 "\n",
+	    st->bytes_before_sync);
+	fprintf(fp, "bytes-skipped: %" PRIu64 "\n", st->bytes_skipped);
+	fprintf(fp, "missing-images: %" PRIu64 "\n", st->no_image);
+	fprintf(fp, "walks: %" PRIu64 "\n", st->walks);
+	fprintf(fp, "walk-instructions: %" PRIu64 "\n", st->walk_insns);
+	fprintf(fp, "walk-mismatches: %" PRIu64 "\n", st->walk_mismatch);
 }

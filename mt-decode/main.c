@@ -9,10 +9,12 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,32 +119,6 @@ parse_args(struct main_opts *o, int argc, char **argv)
 	return 0;
 }
 
-static void
-print_stats(const struct decode_stats *st)
-{
-	int i;
-
-	fprintf(stderr, "buffers: %" PRIu64 "\n", st->buffers);
-	fprintf(stderr, "pt-bytes: %" PRIu64 "\n", st->pt_bytes);
-	fprintf(stderr, "instructions: %" PRIu64 "\n", st->instructions);
-	fprintf(stderr, "blocks: %" PRIu64 "\n", st->blocks);
-	fprintf(stderr, "ipt-events: %" PRIu64 "\n", st->ipt_events);
-	fprintf(stderr, "events: %" PRIu64 "\n", st->events);
-	fprintf(stderr, "errors: %" PRIu64 "\n", st->errors);
-	for (i = 1; i < DECODE_NERR; i++)
-		if (st->err_by_code[i] > 0)
-			fprintf(stderr, "errors-%s: %" PRIu64 "\n",
-			    info_ipt_errname(i), st->err_by_code[i]);
-	fprintf(stderr, "overflows: %" PRIu64 "\n", st->overflows);
-	fprintf(stderr, "bytes-before-sync: %" PRIu64 "\n",
-	    st->bytes_before_sync);
-	fprintf(stderr, "bytes-skipped: %" PRIu64 "\n", st->bytes_skipped);
-	fprintf(stderr, "missing-images: %" PRIu64 "\n", st->no_image);
-	fprintf(stderr, "walks: %" PRIu64 "\n", st->walks);
-	fprintf(stderr, "walk-instructions: %" PRIu64 "\n", st->walk_insns);
-	fprintf(stderr, "walk-mismatches: %" PRIu64 "\n", st->walk_mismatch);
-}
-
 /*
  * Open the output: a temporary name beside @path, renamed when done.  An
  * existing @path that is not a regular file (/dev/null, a FIFO, a
@@ -224,8 +200,31 @@ run(struct main_opts *o, struct mt_snap *s)
 		free(tmp);
 	}
 	if (o->stats)
-		print_stats(&st);
+		info_print_stats(stderr, &st);
 	return 0;
+}
+
+/*
+ * Read the snapshot on @fd.  A regular file is mapped and parsed in
+ * memory: one mmap instead of three reads per chunk.
+ */
+static int
+read_snapshot(int fd, struct mt_snap *s, struct mt_snap_diag *d)
+{
+	struct stat sb;
+	void *p;
+	int rc;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
+	    (uint64_t)sb.st_size > SIZE_MAX)
+		return mt_snap_read_fd(s, fd, d);
+	p = mmap(NULL, (size_t)sb.st_size, PROT_READ,
+	    MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (p == MAP_FAILED)
+		return mt_snap_read_fd(s, fd, d);
+	rc = mt_snap_read_mem(s, p, (size_t)sb.st_size, d);
+	munmap(p, (size_t)sb.st_size);
+	return rc;
 }
 
 int
@@ -241,6 +240,13 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_DFL);
 	o.d.warn = warn_cb;
 	o.d.warn_arg = &o;
+	/*
+	 * The snapshot's large payloads are allocated, copied and freed
+	 * once each; serving them from the heap instead of fresh mmaps
+	 * saves a page fault per 4 KiB, which costs more than the copy.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	o.d.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);	/* -j default */
 	if (parse_args(&o, argc, argv) != 0)
 		return 2;
@@ -260,7 +266,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	mt_snap_init(&s);
-	rc = mt_snap_read_fd(&s, fd, &d);
+	rc = read_snapshot(fd, &s, &d);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (rc < 0) {
