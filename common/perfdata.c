@@ -614,9 +614,14 @@ mt_pd_read_fd(struct mt_pd *pd, int fd, uint64_t limit,
 		d->off = 0;
 		d->msg[0] = 0;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		/* One byte more than the file, to see its end in one go. */
 		cap = (uint64_t)st.st_size < limit ?
 		    (size_t)st.st_size + 1 : (size_t)limit + 1;
+		buf = malloc(cap);
+		if (buf == NULL)
+			return -MT_E_NOMEM;
+	}
 	for (;;) {
 		if (len == cap) {
 			if (cap > limit) {
