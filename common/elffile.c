@@ -484,6 +484,8 @@ read_symtab(struct mt_elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
     struct cands *c)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
+	const char *file = NULL;	/* last STT_FILE name */
+	int state = 0;	/* 0 nothing seen, 1 a symbol, 2 a file after one */
 	size_t i, n;
 	int rc;
 
@@ -493,12 +495,24 @@ read_symtab(struct mt_elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 	for (i = 1; i < n; i++) {
 		GElf_Sym sym;
 		struct mt_elf_sym s;
-		int type;
+		int type, local;
 		const char *name;
 
 		if (gelf_getsym(d, (int)i, &sym) == NULL)
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
+		if (type == STT_SECTION)
+			continue;
+		if (type == STT_FILE) {
+			file = elf_strptr(e->elf, sh->sh_link, sym.st_name);
+			if (state == 1)
+				state = 2;
+			continue;
+		}
+		local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
+		s.file = file != NULL && (local || state != 2) ? file : NULL;
+		if (state == 0)
+			state = 1;
 		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
 		    type != STT_NOTYPE)
 			continue;
@@ -507,8 +521,7 @@ read_symtab(struct mt_elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 		if (xsec_by_idx(e, sym.st_shndx) == NULL)
 			continue;
 		/* Annobin markers, as binutils skips them. */
-		if (type == STT_NOTYPE && sym.st_size == 0 &&
-		    GELF_ST_BIND(sym.st_info) == STB_LOCAL &&
+		if (type == STT_NOTYPE && sym.st_size == 0 && local &&
 		    GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN)
 			continue;
 		name = elf_strptr(e->elf, sh->sh_link, sym.st_name);
@@ -728,6 +741,7 @@ read_plt(struct mt_elf *e, struct cands *c, struct cands *plt)
 			s.start = sh.sh_addr + off;
 			s.size = esz;
 			s.end = 0;
+			s.file = NULL;
 			s.name = name;	/* fixed up below */
 			s.shndx = (uint32_t)elf_ndxscn(scn);
 			s.kind = MT_ELF_SYM_PLT;

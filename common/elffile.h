@@ -57,6 +57,9 @@ struct mt_elf_sym {
 	uint64_t end;		/* one past the last byte covered: start+size,
 				 * or the next symbol's start when size is 0 */
 	const char *name;	/* raw (mangled) name; owned by the mt_elf */
+	const char *file;	/* the STT_FILE symbol before it in .symtab,
+				 * by binutils' rule (local symbols, or
+				 * before any file follows a symbol); NULL */
 	uint32_t shndx;		/* section index (symbols of one section) */
 	uint8_t kind;		/* enum mt_elf_sym_kind */
 };

@@ -79,7 +79,8 @@ translate(const struct sym_a2l_opts *o, struct sym_dso *d, uint64_t pc,
 		fprintf(out, "0x%016llx%s", (unsigned long long)pc,
 		    o->pretty ? ": " : "\n");
 	if (d != NULL)
-		n = sym_dso_lookup(d, pc, SYM_RULES_A2L, fr, SYM_MAX_FRAMES);
+		n = sym_dso_lookup(d, pc, o->elfutils ? SYM_RULES_ELFUTILS :
+		    SYM_RULES_A2L, fr, SYM_MAX_FRAMES);
 	if (n == 0) {
 		if (o->functions)
 			fputs(o->pretty ? "?? " : "??\n", out);

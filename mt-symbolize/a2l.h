@@ -20,6 +20,8 @@ struct sym_a2l_opts {
 	int pretty;		/* -p: one line per address */
 	int basenames;		/* -s: strip directories */
 	int demangle;		/* -C */
+	int elfutils;		/* --elfutils: eu-addr2line's names and
+				 * file names instead of binutils' */
 };
 
 /*

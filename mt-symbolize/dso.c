@@ -660,6 +660,11 @@ sym_dso_lookup(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 		if (mt_elf_sym_nearest(d->dbg ? d->dbg : d->elf, vaddr,
 		    &sym) != 0)
 			sym = NULL;
+	} else if (rules == SYM_RULES_ELFUTILS) {
+		if ((d->dbg == NULL ||
+		    mt_elf_sym_find(d->dbg, vaddr, &sym) != 0) &&
+		    mt_elf_sym_find(d->elf, vaddr, &sym) != 0)
+			sym = NULL;
 	} else if (mt_elf_sym_find(d->elf, vaddr, &sym) != 0 &&
 	    (d->dbg == NULL || mt_elf_sym_find(d->dbg, vaddr, &sym) != 0)) {
 		/* Exported names (the binary's own table) first. */
@@ -680,5 +685,9 @@ sym_dso_lookup(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 		fr[0].name = sym->name;
 		fr[0].start = sym->start;
 	}
+	/* binutils names the file after the symbol's STT_FILE. */
+	if (rules == SYM_RULES_A2L && sym != NULL && n == 1 &&
+	    fr[0].file == NULL)
+		fr[0].file = sym->file;
 	return n;
 }

@@ -31,6 +31,8 @@ enum sym_rules {
 	SYM_RULES_TRACE = 0,	/* outermost frame named by its ELF symbol */
 	SYM_RULES_A2L,		/* binutils addr2line: DWARF names first,
 				 * nearest preceding symbol as fallback */
+	SYM_RULES_ELFUTILS,	/* eu-addr2line: DWARF names, libdw's file
+				 * names, containing symbol as fallback */
 };
 
 /*

@@ -24,7 +24,7 @@
 #define MAX_DIRS 64
 #define MAX_MAPS 64
 
-enum { OPT_NO_DEMANGLE = 256, OPT_PERF_MAP, OPT_KALLSYMS };
+enum { OPT_NO_DEMANGLE = 256, OPT_PERF_MAP, OPT_KALLSYMS, OPT_ELFUTILS };
 
 static const struct option longopts[] = {
 	{ "addresses", no_argument, NULL, 'a' },
@@ -42,6 +42,7 @@ static const struct option longopts[] = {
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "perf-map", required_argument, NULL, OPT_PERF_MAP },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "elfutils", no_argument, NULL, OPT_ELFUTILS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -52,7 +53,8 @@ usage(FILE *f)
 	    "usage: mt-symbolize [-hqV] [-d dir] [--kallsyms file] "
 	    "[--no-demangle]\n"
 	    "                    [--perf-map file] [-o outfile] [file]\n"
-	    "       mt-symbolize -e file [-aCfips] [-d dir] [address ...]\n");
+	    "       mt-symbolize -e file [-aCfips] [-d dir] [--elfutils] "
+	    "[address ...]\n");
 	if (f != stdout)
 		return;
 	fprintf(f, "\n"
@@ -68,6 +70,7 @@ usage(FILE *f)
 	    "stdin\n"
 	    "  -a  print addresses   -C  demangle   -f  function names\n"
 	    "  -i  inlined frames    -p  pretty     -s  base names only\n"
+	    "  --elfutils  names and file names as eu-addr2line finds them\n"
 	    "  -h, --help           this text    -V, --version  version\n");
 }
 
@@ -132,6 +135,7 @@ main(int argc, char **argv)
 			maps[s.nperf_maps++] = optarg;
 			break;
 		case OPT_KALLSYMS: s.kallsyms = optarg; break;
+		case OPT_ELFUTILS: a.elfutils = 1; break;
 		default: usage(stderr); return 2;
 		}
 	}
