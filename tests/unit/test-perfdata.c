@@ -548,6 +548,47 @@ compressed_records_are_refused(void)
 	mt_pd_release(&pd);
 }
 
+/* mt_pd_read_fd over a regular file and over a pipe gives what the
+ * in-memory reader gives. */
+static void
+read_fd_file_and_pipe(void)
+{
+	char tmpl[] = "/tmp/mt-pd-fd-XXXXXX";
+	struct mt_wbuf f;
+	struct mt_pd pd;
+	struct mt_pd_diag d;
+	int fd, p[2];
+
+	CHECK(synth_perf(&f, 1, "/tmp/x", 100) == 0);
+	fd = mkstemp(tmpl);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	unlink(tmpl);
+	CHECK(write(fd, f.p, f.len) == (ssize_t)f.len);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	mt_pd_init(&pd);
+	CHECK(mt_pd_read_fd(&pd, fd, 0, &d) == 0);
+	check_synth(&pd, 1);
+	mt_pd_release(&pd);
+	/* A limit below the size is refused. */
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	mt_pd_init(&pd);
+	CHECK(mt_pd_read_fd(&pd, fd, 100, &d) == -MT_E_LIMIT);
+	mt_pd_release(&pd);
+	close(fd);
+	/* Through a pipe (the writer end fits in the pipe buffer). */
+	CHECK(f.len < 65536 && pipe(p) == 0);
+	CHECK(write(p[1], f.p, f.len) == (ssize_t)f.len);
+	close(p[1]);
+	mt_pd_init(&pd);
+	CHECK(mt_pd_read_fd(&pd, p[0], 0, &d) == 0);
+	check_synth(&pd, 1);
+	mt_pd_release(&pd);
+	close(p[0]);
+	mt_wbuf_release(&f);
+}
+
 static int
 write_file(const char *path, const void *p, size_t n)
 {
@@ -940,6 +981,7 @@ main(int argc, char **argv)
 	TEST(truncation_at_every_offset);
 	TEST(hostile_fields_fail_with_offset);
 	TEST(compressed_records_are_refused);
+	TEST(read_fd_file_and_pipe);
 	TEST(perf_script_decodes_synthetic);
 	return tap_done();
 }
