@@ -621,21 +621,34 @@ putc_(struct mt_evw *w, char c)
 	w->len++;
 }
 
-/* Decimal @v, without a separator. */
+/* Decimal @v, without a separator: two digits per division. */
 static void
 put_num(struct mt_evw *w, uint64_t v)
 {
+	static const char d2[] =
+	    "00010203040506070809101112131415161718192021222324252627282930"
+	    "31323334353637383940414243444546474849505152535455565758596061"
+	    "62636465666768697071727374757677787980818283848586878889909192"
+	    "93949596979899";
 	char t[20];
-	int n = 0;
+	int n = 20;
 	char *o = room(w, 20);
 
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*o++ = t[--n];
-	w->len = (size_t)(o - w->buf);
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		t[--n] = d2[2 * r + 1];
+		t[--n] = d2[2 * r];
+	}
+	if (v >= 10) {
+		t[--n] = d2[2 * v + 1];
+		t[--n] = d2[2 * v];
+	} else {
+		t[--n] = (char)('0' + v);
+	}
+	memcpy(o, t + n, (size_t)(20 - n));
+	w->len += (size_t)(20 - n);
 }
 
 /* A space, then decimal @v. */
@@ -656,8 +669,10 @@ put_addr(struct mt_evw *w, uint64_t v)
 	*o++ = ' ';
 	*o++ = '0';
 	*o++ = 'x';
-	while (sh > 0 && ((v >> sh) & 0xf) == 0)
-		sh -= 4;
+	if (v != 0)
+		sh = (63 - __builtin_clzll(v)) & ~3;
+	else
+		sh = 0;
 	for (; sh >= 0; sh -= 4)
 		*o++ = hex[(v >> sh) & 0xf];
 	w->len = (size_t)(o - w->buf);
