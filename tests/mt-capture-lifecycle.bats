@@ -17,10 +17,10 @@ teardown() {
 	true
 }
 
-# wait_pid_line: TPID = the pid the loop target printed first (10 s).
+# wait_pid_line: TPID = the pid the loop target printed first (30 s).
 wait_pid_line() {
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		[ -s "$T/cap.out" ] && break
 		sleep 0.1
 	done

@@ -10,7 +10,7 @@ build_targets() {
 }
 
 # start_capture ARGS...: run mt-capture ARGS in the background with
-# --ready-fd 3 and wait (30 s at most) for its ready byte.  Sets CAP_PID;
+# --ready-fd 3 and wait (60 s at most) for its ready byte.  Sets CAP_PID;
 # its stderr goes to $T/cap.err, its status to $T/cap.status.
 start_capture() {
 	rm -f "$T/ready" "$T/cap.status"
@@ -20,7 +20,7 @@ start_capture() {
 	  echo $? > "$T/cap.status" ) &
 	CAP_PID=$!
 	local b=""
-	read -r -n 1 -t 30 -u 5 b || true
+	read -r -n 1 -t 60 -u 5 b || true
 	exec 5<&-
 	[ "$b" = "r" ]
 	# the subshell's child is mt-capture itself
@@ -28,11 +28,11 @@ start_capture() {
 	[ -n "$CAP_PID" ]
 }
 
-# wait_capture: wait (30 s at most) for the background mt-capture; sets
+# wait_capture: wait (60 s at most) for the background mt-capture; sets
 # CAP_STATUS.
 wait_capture() {
 	local i
-	for i in $(seq 300); do
+	for i in $(seq 600); do
 		[ -s "$T/cap.status" ] && break
 		sleep 0.1
 	done
