@@ -237,9 +237,6 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 				}
 				pb->extra = nx;
 				pb->extra[pb->nextra++] = fd;
-				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
-				    pb->fd) < 0)
-					goto fail_errno;
 			}
 		}
 	}
@@ -267,6 +264,11 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 		pb->aux = NULL;
 		goto fail_errno;
 	}
+	/* Only now: the kernel refuses to redirect output into an event
+	 * that has no ring yet (perf too maps first, then redirects). */
+	for (t = 0; t < pb->nextra; t++)
+		if (ioctl(pb->extra[t], PERF_EVENT_IOC_SET_OUTPUT, pb->fd) < 0)
+			goto fail_errno;
 	if (mt_ring_init_mapped(&b->ring, pb->aux, pb->aux_len) < 0) {
 		snprintf(msg, msgsz, "AUX size %zu is not a power of two",
 		    pb->aux_len);
