@@ -318,18 +318,22 @@ decode_str(char *s)
 static int
 split(char *line, size_t len, char **f, int max)
 {
+	/* Separators (space, tab, CR) by table: one load per byte. */
+	static const unsigned char sep[256] = {
+		[' '] = 1, ['\t'] = 1, ['\r'] = 1,
+	};
 	char *p = line, *e = line + len;
 	int n = 0;
 
 	while (p < e) {
-		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r'))
+		while (p < e && sep[(unsigned char)*p])
 			p++;
 		if (p >= e)
 			break;
 		if (n == max)
 			return n + 1;
 		f[n++] = p;
-		while (p < e && *p != ' ' && *p != '\t' && *p != '\r')
+		while (p < e && !sep[(unsigned char)*p])
 			p++;
 		*p++ = '\0';
 	}
