@@ -689,6 +689,43 @@ pip_as_host(const uint8_t *data, uint64_t len)
 	return copy;
 }
 
+/*
+ * The largest TSC packet value in @len PT bytes, or 0.  perf uses the
+ * AUXTRACE record's reference (perf record: rdtsc when the buffer was
+ * copied out) to place the 7-byte TSC packets; with reference 0 its
+ * decoder ignores every TSC packet and finds no timestamp at all.
+ */
+static uint64_t
+max_tsc(const uint8_t *data, uint64_t len)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *dec;
+	struct pt_packet pkt;
+	uint64_t max = 0;
+	int rc;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)data;
+	cfg.end = cfg.begin + len;
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (dec == NULL)
+		return 0;
+	rc = pt_pkt_sync_forward(dec);
+	while (rc >= 0) {
+		rc = pt_pkt_next(dec, &pkt, sizeof(pkt));
+		if (rc < 0) {
+			if (rc == -pte_eos)
+				break;
+			rc = pt_pkt_sync_forward(dec);
+			continue;
+		}
+		if (pkt.type == ppt_tsc && pkt.payload.tsc.tsc > max)
+			max = pkt.payload.tsc.tsc;
+	}
+	pt_pkt_free_decoder(dec);
+	return max;
+}
+
 static int
 write_perf(struct ex *x, int fd)
 {
@@ -833,6 +870,7 @@ write_perf(struct ex *x, int fd)
 		t.tid = per_cpu ? MT_PD_NONE : k;
 		t.cpu = per_cpu ? ax->cpu : MT_PD_NONE;
 		t.data = ax->data;
+		t.reference = timed ? max_tsc(ax->data, ax->len) : 0;
 		offs[j] += (ax->len + 7) & ~7ull;
 		if (x->o->pip_as_host) {
 			uint8_t *c = pip_as_host(ax->data, ax->len);

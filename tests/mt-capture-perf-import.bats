@@ -109,11 +109,11 @@ events() {
 	events cpu.snap > cpu.ev
 	# Thread 101 ran code A (0x400000) on CPU 0 then CPU 1, thread 102
 	# code B (0x500000) on CPU 1 then CPU 0: each call and return must
-	# be in the right thread, 3 + 3 and 5 + 5 of them.
+	# be in the right thread, 3 + 2 and 5 + 4 iterations.
 	run awk '($1 == "call" || $1 == "ret") && $3 == 101 && $4 ~ /^0x4000/' cpu.ev
-	[ "${#lines[@]}" -eq 12 ]
+	[ "${#lines[@]}" -eq 10 ]
 	run awk '($1 == "call" || $1 == "ret") && $3 == 102 && $4 ~ /^0x5000/' cpu.ev
-	[ "${#lines[@]}" -eq 20 ]
+	[ "${#lines[@]}" -eq 18 ]
 	run awk '($1 == "call" || $1 == "ret") && !(($3 == 101 && $4 ~ /^0x4000/) || ($3 == 102 && $4 ~ /^0x5000/))' cpu.ev
 	[ "${#lines[@]}" -eq 0 ]
 	# Both slices of each thread, at the TSC of their CPU's slice.

@@ -61,6 +61,30 @@ both() {	# both SNAPSHOT [oracle options]: calls/returns, then branches
 	[ "$output" = "oracle: 13 of 15 branches in 1 threads agree (b)" ]
 }
 
+@test "oracle: per-CPU recording, threads trading CPUs, split by SWITCH records" {
+	"$MT_BUILD/tests/test-perfdata" --write-synth "$D" cpu
+	# perf on the perf.data as written: each thread's calls on both CPUs
+	perf script -i cpu.data --itrace=cr -F tid,cpu,ip,addr > cpu.perf 2> cpu.err
+	run awk '$1 == 101 && $3 == "400005"' cpu.perf
+	[ "${#lines[@]}" -eq 5 ]
+	run awk '$1 == 102 && $3 == "500005"' cpu.perf
+	[ "${#lines[@]}" -eq 9 ]
+	[ "$(awk '$1 == 101 { print $2 }' cpu.perf | uniq | tr '\n' ' ')" = "[000] [001] " ]
+	# mt-decode on the import, perf on its export, in time order
+	mt-capture import-perf cpu.data -o cpu.snap
+	run "$ORACLE" -T cpu.snap
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "oracle: 28 of 28 branches in 2 threads agree (cr)" ]
+	run "$ORACLE" -T -b cpu.snap
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "oracle: 44 of 44 branches in 2 threads agree (b)" ]
+	# Without time perf cannot split a CPU's buffer: the oracle says so.
+	run "$ORACLE" -b cpu.snap
+	[ "$status" -eq 1 ]
+}
+
 @test "oracle: real trace unzip (every taken branch identical)" {
 	[ -f "$RP/unzip/trace" ] || skip "needs $RP/unzip"
 	mt-capture import-raw --pt "$RP/unzip/trace" --filter 0x400000-0x427000 \

@@ -710,10 +710,12 @@ write_code(const char *dir, const char *name, uint32_t iters, char *path,
  *   split      per-thread full-trace mode: 1000 iterations cut into
  *              three contiguous AUXTRACE records
  *   cpu        per-CPU with TSC and time conversion: threads 101 (code
- *              A at 0x400000, 3 iterations a slice) and 102 (code B at
- *              0x500000, 5 iterations) of process 100 swap CPUs:
+ *              A at 0x400000: 3 iterations, then 2 more) and 102 (code
+ *              B at 0x500000: 5, then 4 more) of process 100 swap CPUs:
  *              CPU 0 runs 101 then 102, CPU 1 runs 102 then 101; SWITCH
- *              records say when (perf time = TSC: shift 10, mult 1024)
+ *              records say when (perf time = TSC: shift 10, mult 1024);
+ *              each AUXTRACE's reference is a TSC after its data, as
+ *              perf record's rdtsc at copy-out (perf needs it)
  *   elf        like snapshots, plus a BUILD_ID feature entry naming
  *              elf_path with build-id elf_bid, mapped at 0x600000
  */
@@ -751,16 +753,19 @@ write_kind(const char *dir, const char *kind, int pipe, const char *name)
 		if (write_code(dir, "codeA.bin", 3, pa, sizeof(pa)) < 0 ||
 		    write_code(dir, "codeB.bin", 5, pb, sizeof(pb)) < 0)
 			return -1;
-		/* CPU 0: 101 at TSC 1000, 102 at 3000. */
+		/*
+		 * CPU 0: 101 at TSC 1000, 102 at 3000 (resumed at its call,
+		 * 4 more iterations).  CPU 1: 102 at TSC 2000, 101 at 4000
+		 * (resumed at its call, 2 more iterations).
+		 */
 		enc = enc_new(pt[0], sizeof(pt[0]));
 		if (enc == NULL || enc_slice(enc, 1, 0x400000, 3, 1000, 1) ||
-		    enc_slice(enc, 0, 0x500000, 5, 3000, 1))
+		    enc_slice(enc, 0, 0x500005, 4, 3000, 1))
 			rc = -1;
 		n[0] = enc ? enc_done(enc) : 0;
-		/* CPU 1: 102 at TSC 2000, 101 at 4000. */
 		enc = enc_new(pt[1], sizeof(pt[1]));
 		if (enc == NULL || enc_slice(enc, 1, 0x500000, 5, 2000, 1) ||
-		    enc_slice(enc, 0, 0x400000, 3, 4000, 1))
+		    enc_slice(enc, 0, 0x400005, 2, 4000, 1))
 			rc = -1;
 		n[1] = enc ? enc_done(enc) : 0;
 	} else {
@@ -827,6 +832,7 @@ write_kind(const char *dir, const char *kind, int pipe, const char *name)
 			ax.idx = (uint32_t)c;
 			ax.tid = MT_PD_NONE;
 			ax.cpu = (uint32_t)c;
+			ax.reference = 5000;	/* TSC when copied out */
 			rc = mt_pd_writer_auxtrace(w, &ax);
 		}
 	} else {
