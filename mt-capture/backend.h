@@ -228,6 +228,14 @@ void *mt_cap_priv(const struct mt_cap *c);
 int mt_cap_filter(const struct mt_cap *c, size_t i, const char **path,
     uint64_t *offset, uint64_t *size);
 
+/*
+ * Trigger @i (in opts->triggers order) resolved to an ELF file: path,
+ * file offset of the instruction, and whether it is a hardware
+ * breakpoint ("hw:").  Returns 0, or -MT_E_NOTFOUND past the last.
+ */
+int mt_cap_trigger_site(const struct mt_cap *c, size_t i, const char **path,
+    uint64_t *offset, int *hw);
+
 /* Target processes: count, and pid of each. */
 size_t mt_cap_ntargets(const struct mt_cap *c);
 pid_t mt_cap_target(const struct mt_cap *c, size_t i);

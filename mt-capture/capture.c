@@ -181,6 +181,18 @@ mt_cap_filter(const struct mt_cap *c, size_t i, const char **path,
 	return 0;
 }
 
+int
+mt_cap_trigger_site(const struct mt_cap *c, size_t i, const char **path,
+    uint64_t *offset, int *hw)
+{
+	if (i >= c->nsites)
+		return -MT_E_NOTFOUND;
+	*path = c->sites[i].path;
+	*offset = c->sites[i].offset;
+	*hw = c->sites[i].hw;
+	return 0;
+}
+
 size_t
 mt_cap_ntargets(const struct mt_cap *c)
 {

@@ -16,10 +16,12 @@
  *
  * The target runs freely: run() only waits in mt_cap_poll().
  *
- * Not done: aux_action pause on the trigger event (6.13+; our uprobe
- * events are per CPU and cannot join a per-thread PT group), hardware
- * breakpoint triggers, the PT events' own data-ring records (ITRACE_START,
- * AUX with TRUNCATED) are not stored.  None of this code has run on PT
+ * With a single-snapshot uprobe trigger and per-thread buffers, the
+ * trigger is also put in the PT event's group with aux_pause (kernel
+ * 6.13+), so PT stops at the trigger instruction; older kernels refuse it
+ * and the asynchronous IOC_DISABLE remains.  Not done: the PT events' own
+ * data-ring records (ITRACE_START, AUX with TRUNCATED) are not stored.
+ * None of this code has run on PT
  * hardware (see docs/capture.md).
  */
 #include <errno.h>
@@ -45,6 +47,8 @@
 struct pt_priv {
 	struct mt_pmu pmu;
 	size_t page;
+	uint32_t uprobe_type;	/* 0: no uprobe PMU */
+	int no_aux_pause;	/* the kernel refused aux_action once */
 };
 
 struct pt_buf {
@@ -55,7 +59,15 @@ struct pt_buf {
 	size_t base_len;
 	void *aux;		/* AUX ring, PROT_READ */
 	size_t aux_len;
+	int pause[MT_CAP_MAX_TRIGGERS];	/* aux_pause uprobes in the group */
+	size_t npause;
 };
+
+/*
+ * aux_action (kernel 6.13+, REFERENCE §2.4): the u32 at byte 116 of
+ * perf_event_attr, __reserved_3 in the 6.1 uapi header this builds with.
+ */
+#define PT_AUX_ACTION_PAUSE	0x2u
 
 static int
 pt_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
@@ -92,6 +104,14 @@ pt_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
 		return rc;
 	}
 	p->page = (size_t)sysconf(_SC_PAGESIZE);
+	{
+		struct mt_pmu up;
+		char m[256];
+
+		if (mt_pmu_read(&up, o->sysfs_root, "uprobe", m,
+		    sizeof(m)) == 0)
+			p->uprobe_type = up.type;
+	}
 	mt_cap_set_priv(c, p);
 	return 0;
 }
@@ -129,6 +149,8 @@ buf_free(struct pt_buf *pb, size_t page)
 	for (i = 0; i < pb->nextra; i++)
 		close(pb->extra[i]);
 	free(pb->extra);
+	for (i = 0; i < pb->npause; i++)
+		close(pb->pause[i]);
 	if (pb->fd >= 0)
 		close(pb->fd);
 	free(pb);
@@ -178,6 +200,50 @@ set_filters(struct mt_cap *c, struct pt_buf *pb, char *msg, size_t msgsz)
 		}
 	free(f);
 	return rc;
+}
+
+/*
+ * Single snapshot, per-thread buffer: put a uprobe for each trigger in the
+ * PT event's group with aux_pause, so the kernel stops PT at the trigger
+ * instruction itself instead of microseconds later when mt-capture reacts.
+ * Kernels before 6.13 refuse the attr (its reserved bits are set): then
+ * the asynchronous IOC_DISABLE is all there is, as in magic-trace.  Not
+ * with --multi-snapshot (resuming a paused event is left to the kernel's
+ * aux_resume, which this does not use) nor per-CPU buffers (a uprobe
+ * event opened with inherit breaks the target's clone).
+ */
+static void
+add_aux_pause(struct mt_cap *c, struct pt_buf *pb, pid_t tid)
+{
+	struct pt_priv *p = mt_cap_priv(c);
+	const char *path;
+	uint64_t off;
+	size_t i;
+	int hw;
+
+	for (i = 0; !p->no_aux_pause && p->uprobe_type != 0 &&
+	    pb->npause < MT_CAP_MAX_TRIGGERS &&
+	    mt_cap_trigger_site(c, i, &path, &off, &hw) == 0; i++) {
+		struct perf_event_attr a;
+		int fd;
+
+		if (hw)
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = p->uprobe_type;
+		a.config1 = (uint64_t)(uintptr_t)path;
+		a.config2 = off;
+		a.sample_period = 1;
+		a.__reserved_3 = PT_AUX_ACTION_PAUSE;
+		fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, pb->fd,
+		    PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			p->no_aux_pause = 1;
+			return;
+		}
+		pb->pause[pb->npause++] = fd;
+	}
 }
 
 static int
@@ -275,6 +341,8 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 		buf_free(pb, p->page);
 		return -MT_E_INVAL;
 	}
+	if (b->cpu < 0 && !o->multi_snapshot)
+		add_aux_pause(c, pb, b->tid);
 	b->bk = pb;
 	return 0;
 fail_errno:
