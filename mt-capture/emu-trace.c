@@ -531,7 +531,9 @@ retire(struct mt_emu_trace *t, struct thr *th, const struct mt_emu_insn *in,
 			 * clock. */
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			ns = ts_diff(&th->sys_t0, &now) * 1e9;
-			if (ns > 1e6 && t->clock == th->sys_clock + 1) {
+			if (t->o.slow_syscall_ns > 0 &&
+			    ns > (double)t->o.slow_syscall_ns &&
+			    t->clock == th->sys_clock + 1) {
 				uint64_t end = th->sys_clock +
 				    (uint64_t)(ns * t->o.tsc_per_ns);
 
@@ -846,6 +848,24 @@ begin_attached(struct mt_emu_trace *t)
 	return 0;
 }
 
+#define IDLE_POLL_MS 5	/* poll period while no step is in flight */
+
+/* Is a thread executing a single step (not a system call, not native)? */
+static int
+stepping_in_flight(const struct mt_emu_trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nthr; i++) {
+		const struct thr *th = &t->thr[i];
+
+		if (th->running && !th->gone && th->mode == M_STEP &&
+		    !th->in_syscall)
+			return 1;
+	}
+	return 0;
+}
+
 int
 mt_emu_trace_run(struct mt_emu_trace *t, char *msg, size_t msgsz)
 {
@@ -863,7 +883,7 @@ mt_emu_trace_run(struct mt_emu_trace *t, char *msg, size_t msgsz)
 	for (;;) {
 		if (t->h.poll != NULL && ++t->since_poll >= t->o.poll_every) {
 			t->since_poll = 0;
-			ev = t->h.poll(t->h.ctx);
+			ev = t->h.poll(t->h.ctx, 0);
 			if (ev != 0) {
 				rc = ev;
 				break;
@@ -877,7 +897,28 @@ mt_emu_trace_run(struct mt_emu_trace *t, char *msg, size_t msgsz)
 				resume_now(t, th, th->held_sig);
 			}
 		}
-		tid = waitpid(-1, &status, __WALL);
+		/*
+		 * While a single step is in flight its stop comes within
+		 * microseconds: block.  Otherwise every thread runs natively
+		 * or waits in a system call, maybe for long: look every few
+		 * milliseconds, so triggers, signals and --duration are seen.
+		 */
+		if (stepping_in_flight(t)) {
+			tid = waitpid(-1, &status, __WALL);
+		} else {
+			tid = waitpid(-1, &status, __WALL | WNOHANG);
+			if (tid == 0) {
+				ev = t->h.poll != NULL ?
+				    t->h.poll(t->h.ctx, IDLE_POLL_MS) : 0;
+				if (ev == 0 && t->h.poll == NULL)
+					usleep(IDLE_POLL_MS * 1000);
+				if (ev != 0) {
+					rc = ev;
+					break;
+				}
+				continue;
+			}
+		}
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;

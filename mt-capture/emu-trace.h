@@ -18,9 +18,9 @@
  *
  * The virtual clock: one TSC tick per instruction retired by any traced
  * thread, starting at the host's TSC when stepping starts (or 0 without a
- * usable time conversion); a system call that takes more than 1 ms of real
- * time while no other traced thread retires an instruction moves the clock
- * to its real end.
+ * usable time conversion); a system call that takes longer than
+ * slow_syscall_ns of real time while no other traced thread retires an
+ * instruction moves the clock to its real end.
  */
 #ifndef MT_EMU_TRACE_H
 #define MT_EMU_TRACE_H
@@ -46,9 +46,11 @@ struct mt_emu_hooks {
 	/* Process @pid ended with waitpid @status; returns 1 when every
 	 * target has ended, else 0. */
 	int (*proc_exit)(void *ctx, pid_t pid, int status);
-	/* Called between steps: returns 0 to go on, > 0 an event that ends
-	 * mt_emu_trace_run, < 0 an error.  May be NULL. */
-	int (*poll)(void *ctx);
+	/* Called between steps, and every few milliseconds while no thread
+	 * is being stepped (all run natively or wait in system calls); may
+	 * wait up to @timeout_ms.  Returns 0 to go on, > 0 an event that
+	 * ends mt_emu_trace_run, < 0 an error.  May be NULL. */
+	int (*poll)(void *ctx, int timeout_ms);
 	mt_emu_fix_fn fix;	/* undo probe int3 in code bytes; may be NULL */
 };
 
@@ -59,6 +61,9 @@ struct mt_emu_trace_opts {
 	unsigned poll_every;	/* steps between poll hooks (>= 1) */
 	uint64_t tsc0;		/* virtual clock at the start */
 	double tsc_per_ns;	/* to turn real time into ticks */
+	uint64_t slow_syscall_ns;	/* a system call longer than this
+				 * moves the clock by its real time;
+				 * 0: never */
 };
 
 /* Counters, for docs and --verbose. */

@@ -78,9 +78,9 @@ hook_proc_exit(void *ctx, pid_t pid, int status)
 }
 
 static int
-hook_poll(void *ctx)
+hook_poll(void *ctx, int timeout_ms)
 {
-	return mt_cap_poll(ctx, 0);
+	return mt_cap_poll(ctx, timeout_ms);
 }
 
 static void
@@ -154,6 +154,8 @@ make_tracer(struct mt_cap *c, struct emu *e)
 	to.start_at = mt_cap_opts(c)->start_at;
 	to.ground_truth = e->gt;
 	to.poll_every = 1;
+	/* Longer than ptrace's own delays on a loaded machine. */
+	to.slow_syscall_ns = 10000000;
 	to.tsc0 = e->tsc0;
 	to.tsc_per_ns = e->real_tsc ?
 	    (double)(1ull << tc->time_shift) / tc->time_mult : 2.5;

@@ -110,10 +110,11 @@ read_maps(struct run *r)
 
 /* Keep a recent copy of the maps: the process is gone at the end. */
 static int
-h_poll(void *ctx)
+h_poll(void *ctx, int timeout_ms)
 {
 	struct run *r = ctx;
 
+	(void)timeout_ms;
 	if (r->polls++ % 256 == 0)
 		read_maps(r);
 	return 0;
