@@ -21,8 +21,7 @@
  * 6.13+), so PT stops at the trigger instruction; older kernels refuse it
  * and the asynchronous IOC_DISABLE remains.  Not done: the PT events' own
  * data-ring records (ITRACE_START, AUX with TRUNCATED) are not stored.
- * None of this code has run on PT
- * hardware (see docs/capture.md).
+ * None of this code has run on PT hardware (see docs/capture.md).
  */
 #include <errno.h>
 #include <stdio.h>
