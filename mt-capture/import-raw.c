@@ -384,7 +384,7 @@ raw_write(const struct mt_snap *s, const char *out)
 		free(tmp);
 		return 1;
 	}
-	(void)fchmod(fd, 0644);
+	(void)fchmod(fd, 0600);	/* it holds memory contents */
 	rc = mt_snap_write_fd(s, fd);
 	if (close(fd) < 0 && rc >= 0)
 		rc = -MT_E_IO;

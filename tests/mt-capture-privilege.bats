@@ -1,0 +1,77 @@
+#!/usr/bin/env bats
+# Least privilege: mt-capture gives nobody more access than they had.  As
+# the unprivileged user nobody (setpriv, no capabilities): no attach to a
+# process nobody could not ptrace, no kernel tracing without CAP_PERFMON
+# (the live path, up to perf_event_open, against the fake intel_pt PMU of
+# tests/data/sysfs/full), and snapshot files (memory contents, bundled
+# binaries) created mode 0600 whatever the umask.
+
+load helpers/faults
+
+AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all)
+
+setup_file() {
+	fault_tools "$BATS_FILE_TMPDIR"
+}
+
+setup() {
+	F="$BATS_FILE_TMPDIR"
+	# A directory nobody can write, reachable from /.
+	W=$(mktemp -d /tmp/mt-priv.XXXXXX)
+	chmod 1777 "$W"
+	tpid=
+}
+
+teardown() {
+	if [ -n "$tpid" ]; then kill -9 "$tpid" 2>/dev/null || true; fi
+	rm -rf "$W"
+}
+
+@test "mt-capture as nobody: attach to a root process is refused, and the process is untouched" {
+	"$F/spin" &
+	tpid=$!
+	run "${AS_NOBODY[@]}" mt-capture attach -b emulate -q -p "$tpid" -o "$W/s.snap"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "mt-capture: cannot record process $tpid: permission denied"* ]]
+	[ ! -e "$W/s.snap" ]
+	run grep -E '^(State|TracerPid):' "/proc/$tpid/status"
+	[ "${lines[0]}" = "State:	R (running)" ]
+	[ "${lines[1]}" = "TracerPid:	0" ]
+}
+
+@test "mt-capture as nobody: kernel tracing without CAP_PERFMON is refused before the command runs" {
+	run "${AS_NOBODY[@]}" env MT_SYSFS_ROOT="$MT_ROOT/tests/data/sysfs/full" \
+	    mt-capture run --backend pt --kernel -o "$W/s.snap" -- touch "$W/ran"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"CAP_PERFMON"* ]]
+	[ ! -e "$W/ran" ]
+	[ ! -e "$W/s.snap" ]
+}
+
+@test "mt-capture as nobody: its own program is recorded, the snapshot is nobody's and mode 0600" {
+	cp "$F/spin" "$W/spin"	# $F is root's, closed to nobody
+	run "${AS_NOBODY[@]}" bash -c 'umask 000; exec "$@"' _ \
+	    mt-capture run -b emulate -q --start-at main --no-bundle \
+	    -o "$W/s.snap" -- "$W/spin" 100
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%U %a' "$W/s.snap")" = "nobody 600" ]
+}
+
+@test "mt-capture: snapshots are mode 0600 even with umask 000 (run, and -o into an existing file)" {
+	run bash -c 'umask 000; exec "$@"' _ mt-capture run -b emulate -q \
+	    --start-at main --no-bundle -o "$W/s.snap" -- "$F/spin" 100
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$W/s.snap")" = 600 ]
+	chmod 644 "$W/s.snap"
+	run bash -c 'umask 000; exec "$@"' _ mt-capture run -b emulate -q \
+	    --start-at main --no-bundle -o "$W/s.snap" -- "$F/spin" 100
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$W/s.snap")" = 600 ]
+}
+
+@test "mt-capture import-raw: a snapshot holding memory pages is mode 0600" {
+	printf '\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82' > "$W/pt"
+	head -c 4096 /dev/zero > "$W/code.bin"
+	(cd "$W" && umask 022 && mt-capture import-raw --pt pt code.bin@0x400000 -o raw.snap)
+	[ "$(stat -c %a "$W/raw.snap")" = 600 ]
+}
