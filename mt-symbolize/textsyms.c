@@ -161,9 +161,13 @@ sym_textsyms_load(struct sym_textsyms **tp, const char *path, int kallsyms,
 	}
 	if (t->n > 0)
 		qsort(t->v, t->n, sizeof(*t->v), cmp_sym);
+	/* A kallsyms symbol ends at the next; the last gets a page. */
 	for (i = 0; kallsyms && i < t->n; i++)
-		t->v[i].end = i + 1 < t->n && t->v[i + 1].start > t->v[i].start ?
-		    t->v[i + 1].start : t->v[i].start + 1;
+		t->v[i].end = i + 1 < t->n ? t->v[i + 1].start :
+		    t->v[i].start + 4096;
+	for (i = 0; kallsyms && i < t->n; i++)
+		if (t->v[i].end <= t->v[i].start)
+			t->v[i].end = t->v[i].start + 1;
 	*tp = t;
 	return 0;
 }

@@ -22,7 +22,8 @@ struct sym_textsym {
 /*
  * Reads @path as a perf map (@kallsyms 0) or kallsyms text (@kallsyms 1)
  * into a new table.  kallsyms keeps text symbols (types t, T, w, W) with a
- * non-zero address; each ends where the next one starts.
+ * non-zero address; each ends where the next one starts (the last
+ * after 4096 bytes).
  * Returns 0.
  * Returns -MT_E_SYS (errno set) if @path cannot be read.
  * Returns -MT_E_SYNTAX for a malformed line, with "line N: why" in @msg.
