@@ -155,6 +155,30 @@ capture_and_compare() {
 	[ "$st" != "T" ] && [ "$st" != "t" ]
 }
 
+@test "emulate: --duration fires while the target runs natively before --start-at" {
+	"$E/demo" 0 > /dev/null &
+	TPID=$!
+	disown "$TPID"
+	sleep 0.3
+	# main never runs again: nothing is stepped, the snapshot still comes
+	run timeout 30 mt-capture attach -q -b emulate --start-at main \
+	    -p "$TPID" --duration 0.5 -o "$E/native.snap"
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$E/native.snap"
+	[[ "$output" == *"meta: reason = duration"* ]]
+	kill -0 "$TPID"
+	[ "$(awk '/^TracerPid:/ {print $2}' "/proc/$TPID/status")" = "0" ]
+}
+
+@test "emulate: without --all-threads only the main thread is stepped" {
+	capture_and_compare main1 run --start-at main -- "$E/threads"
+	run sh -c "cut -d' ' -f2 '$E/main1.want' | sort -u | wc -l"
+	[ "$output" -eq 1 ]
+	run mt-decode --info "$E/main1.snap"
+	[[ "$output" == *"pt buffer 0: "* ]]
+	[[ "$output" != *"pt buffer 1: "* ]]
+}
+
 @test "emulate: --start-at an unknown symbol fails with a message" {
 	run mt-capture run -q -b emulate --start-at no_such_function \
 	    -o "$E/bad.snap" -- "$E/fnptr"

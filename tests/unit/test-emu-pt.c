@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The software PT backend's packet generator (emu-pt.c) on synthetic
+ * control flow, read back with libipt's packet decoder: PSB+ contents,
+ * TNT bit order, IP compression against the last IP, return compression
+ * and its 64-entry stack, TIP.PGD/PGE, FUP + TIP.PGD, the PSB period and
+ * MTC.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "err.h"
+#include "tap.h"
+#include "../../mt-capture/emu-pt.h"
+
+#define CFG_NO_TIMING	((1ull << 13) | (3ull << 24))
+
+struct out {
+	uint8_t buf[1 << 16];
+	size_t len;
+};
+
+static int
+sink(void *ctx, const uint8_t *p, size_t n)
+{
+	struct out *o = ctx;
+
+	if (n > sizeof(o->buf) - o->len)
+		return -MT_E_LIMIT;
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+/* All packets of @o, decoded from its start. */
+static size_t
+packets(const struct out *o, struct pt_packet *pk, size_t max)
+{
+	struct pt_packet_decoder *d;
+	struct pt_config c;
+	size_t n = 0;
+
+	pt_config_init(&c);
+	c.begin = (uint8_t *)(uintptr_t)o->buf;
+	c.end = c.begin + o->len;
+	d = pt_pkt_alloc_decoder(&c);
+	if (d == NULL || pt_pkt_sync_set(d, 0) < 0)
+		return 0;
+	while (n < max && pt_pkt_next(d, &pk[n], sizeof(pk[n])) > 0)
+		n++;
+	pt_pkt_free_decoder(d);
+	return n;
+}
+
+static void
+enable_writes_psb_plus_then_pge(void)
+{
+	struct out o = { .len = 0 };
+	struct mt_emu_pt *pt = mt_emu_pt_new(MT_EMU_DEFAULT_CONFIG, sink, &o);
+	struct pt_packet pk[16];
+	size_t n;
+
+	CHECK(pt != NULL);
+	CHECK(mt_emu_pt_enabled(pt) == 0);
+	CHECK(mt_emu_pt_enable(pt, 0x401000, 12345) == 0);
+	CHECK(mt_emu_pt_enabled(pt) == 1);
+	n = packets(&o, pk, 16);
+	CHECK_EQ_U64(n, 7);
+	CHECK(pk[0].type == ppt_psb);
+	CHECK(pk[1].type == ppt_tsc && pk[1].payload.tsc.tsc == 12345);
+	/* TMA: CTC = TSC / 100, FastCounter = TSC mod 100. */
+	CHECK(pk[2].type == ppt_tma && pk[2].payload.tma.ctc == 123 &&
+	    pk[2].payload.tma.fc == 45);
+	CHECK(pk[3].type == ppt_cbr &&
+	    pk[3].payload.cbr.ratio == MT_EMU_NOM_FREQ);
+	CHECK(pk[4].type == ppt_mode);
+	/* No FUP: packets were not enabled when the PSB+ went out. */
+	CHECK(pk[5].type == ppt_psbend);
+	CHECK(pk[6].type == ppt_tip_pge && pk[6].payload.ip.ip == 0x401000);
+	CHECK_EQ_U64(mt_emu_pt_bytes(pt), o.len);
+	mt_emu_pt_free(pt);
+}
+
+static void
+tnt_oldest_branch_is_msb(void)
+{
+	struct out o = { .len = 0 };
+	struct mt_emu_pt *pt = mt_emu_pt_new(CFG_NO_TIMING, sink, &o);
+	struct pt_packet pk[16];
+	size_t n, base;
+
+	mt_emu_pt_enable(pt, 0x401000, 0);
+	base = packets(&o, pk, 16);
+	/* taken, not taken, not taken */
+	mt_emu_pt_branch(pt, MT_EMU_PT_COND, 0x401000, 2, 0x401100, 0, 1);
+	mt_emu_pt_branch(pt, MT_EMU_PT_COND, 0x401100, 2, 0x401102, 0, 2);
+	mt_emu_pt_branch(pt, MT_EMU_PT_COND, 0x401102, 2, 0x401104, 0, 3);
+	CHECK_EQ_U64(packets(&o, pk, 16), base);	/* still pending */
+	CHECK(mt_emu_pt_flush(pt) == 0);
+	n = packets(&o, pk, 16);
+	CHECK_EQ_U64(n, base + 1);
+	CHECK(pk[base].type == ppt_tnt_8);
+	CHECK_EQ_U64(pk[base].payload.tnt.bit_size, 3);
+	CHECK_EQ_U64(pk[base].payload.tnt.payload, 0x4);	/* 100b */
+	mt_emu_pt_free(pt);
+}
+
+static void
+tnt_long_and_split_at_47_bits(void)
+{
+	struct out o = { .len = 0 };
+	struct mt_emu_pt *pt = mt_emu_pt_new(CFG_NO_TIMING, sink, &o);
+	struct pt_packet pk[16];
+	size_t n, base;
+	int i;
+
+	mt_emu_pt_enable(pt, 0x401000, 0);
+	base = packets(&o, pk, 16);
+	for (i = 0; i < 50; i++)
+		mt_emu_pt_branch(pt, MT_EMU_PT_COND, 0x401000, 2,
+		    (i & 1) ? 0x401000 : 0x401002, 0, 0);
+	mt_emu_pt_flush(pt);
+	n = packets(&o, pk, 16);
+	CHECK_EQ_U64(n, base + 2);
+	CHECK(pk[base].type == ppt_tnt_64);
+	CHECK_EQ_U64(pk[base].payload.tnt.bit_size, 47);
+	/* 0, 1, 0, 1, ... with the first (not taken) as the MSB. */
+	CHECK_EQ_U64(pk[base].payload.tnt.payload, 0x2aaaaaaaaaaaull);
+	CHECK(pk[base + 1].type == ppt_tnt_8);
+	CHECK_EQ_U64(pk[base + 1].payload.tnt.bit_size, 3);
+	CHECK_EQ_U64(pk[base + 1].payload.tnt.payload, 0x5);	/* 1, 0, 1 */
+	mt_emu_pt_free(pt);
+}
+
+static void
+tip_ip_compression_follows_last_ip(void)
+{
+	struct out o = { .len = 0 };
+	struct mt_emu_pt *pt = mt_emu_pt_new(CFG_NO_TIMING, sink, &o);
+	struct pt_packet pk[16];
+	size_t n, base;
+
+	mt_emu_pt_enable(pt, 0x7f0000401000ull, 0);
+	base = packets(&o, pk, 16);
+	/* PGE after PSB (last IP 0): upper 32 bits differ -> sext 48. */
+	CHECK(pk[base - 1].payload.ip.ipc == pt_ipc_sext_48);
+	mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, 0x7f0000401000ull, 2,
+	    0x7f000040abcdull, 0, 1);	/* upper 48 equal: 16 bits */
+	mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, 0x7f000040abcdull, 2,
+	    0x7f0012345678ull, 0, 2);	/* upper 32 equal: 32 bits */
+	mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, 0x7f0012345678ull, 2,
+	    0x55550000aa00ull, 0, 3);	/* else sext 48 */
+	n = packets(&o, pk, 16);
+	CHECK_EQ_U64(n, base + 3);
+	CHECK(pk[base].type == ppt_tip &&
+	    pk[base].payload.ip.ipc == pt_ipc_update_16 &&
+	    pk[base].payload.ip.ip == 0xabcd);
+	CHECK(pk[base + 1].payload.ip.ipc == pt_ipc_update_32 &&
+	    pk[base + 1].payload.ip.ip == 0x12345678);
+	CHECK(pk[base + 2].payload.ip.ipc == pt_ipc_sext_48 &&
+	    pk[base + 2].payload.ip.ip == 0x55550000aa00ull);
+	mt_emu_pt_free(pt);
+}
+
+static void
+ret_compression_and_its_64_entry_stack(void)
+{
+	struct out o = { .len = 0 };
+	struct mt_emu_pt *pt = mt_emu_pt_new(CFG_NO_TIMING, sink, &o);
+	struct pt_packet pk[64];
+	size_t n, base, tnt_bits = 0, tips = 0, i;
+
+	mt_emu_pt_enable(pt, 0x401000, 0);
+	base = packets(&o, pk, 64);
+	/* 70 nested calls, then 70 returns to the matching sites: the 64
+	 * newest are compressed, the 6 oldest fell off the stack. */
+	for (i = 0; i < 70; i++)
+		mt_emu_pt_branch(pt, MT_EMU_PT_CALL, 0x401000 + i * 8, 5,
+		    0x402000, 1, i);
+	for (i = 70; i-- > 0;)
+		mt_emu_pt_branch(pt, MT_EMU_PT_RET, 0x402010, 1,
+		    0x401000 + i * 8 + 5, 0, 100);
+	mt_emu_pt_flush(pt);
+	n = packets(&o, pk, 64);
+	for (i = base; i < n; i++) {
+		if (pk[i].type == ppt_tnt_8 || pk[i].type == ppt_tnt_64)
+			tnt_bits += pk[i].payload.tnt.bit_size;
+		if (pk[i].type == ppt_tip)
+			tips++;
+	}
+	CHECK_EQ_U64(tnt_bits, 64);
+	CHECK_EQ_U64(tips, 6);
+	mt_emu_pt_free(pt);
+}
+
+static void
+call_to_next_insn_and_noretcomp(void)
+{
+	struct out o = { .len = 0 };
+	struct mt_emu_pt *pt = mt_emu_pt_new(CFG_NO_TIMING, sink, &o);
+	struct pt_packet pk[16];
+	size_t n, base;
+
+	/* A call that does not push: its return is not compressed. */
+	mt_emu_pt_enable(pt, 0x401000, 0);
+	base = packets(&o, pk, 16);
+	mt_emu_pt_branch(pt, MT_EMU_PT_CALL, 0x401000, 5, 0x401005, 0, 1);
+	mt_emu_pt_branch(pt, MT_EMU_PT_RET, 0x401010, 1, 0x401005, 0, 2);
+	n = packets(&o, pk, 16);
+	CHECK_EQ_U64(n, base + 1);
+	CHECK(pk[base].type == ppt_tip);
+	mt_emu_pt_free(pt);
+
+	/* noretcomp: every return is a TIP. */
+	o.len = 0;
+	pt = mt_emu_pt_new(CFG_NO_TIMING | (1ull << 11), sink, &o);
+	mt_emu_pt_enable(pt, 0x401000, 0);
+	base = packets(&o, pk, 16);
+	mt_emu_pt_branch(pt, MT_EMU_PT_CALL, 0x401000, 5, 0x402000, 1, 1);
+	mt_emu_pt_branch(pt, MT_EMU_PT_RET, 0x402010, 1, 0x401005, 0, 2);
+	mt_emu_pt_flush(pt);
+	n = packets(&o, pk, 16);
+	CHECK_EQ_U64(n, base + 1);
+	CHECK(pk[base].type == ppt_tip);
+	mt_emu_pt_free(pt);
+}
+
+static void
+disable_async_and_reenable(void)
+{
+	struct out o = { .len = 0 };
+	struct mt_emu_pt *pt = mt_emu_pt_new(CFG_NO_TIMING, sink, &o);
+	struct pt_packet pk[16];
+	size_t n, base;
+
+	mt_emu_pt_enable(pt, 0x401000, 0);
+	base = packets(&o, pk, 16);
+	mt_emu_pt_branch(pt, MT_EMU_PT_COND, 0x401000, 2, 0x401100, 0, 1);
+	CHECK(mt_emu_pt_disable(pt, 2) == 0);	/* syscall */
+	CHECK(mt_emu_pt_enabled(pt) == 0);
+	/* Nothing is written while disabled. */
+	mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, 0x401000, 2, 0x401234, 0, 3);
+	CHECK(mt_emu_pt_enable(pt, 0x401102, 4) == 0);
+	CHECK(mt_emu_pt_async_disable(pt, 0x401104, 5) == 0);	/* signal */
+	n = packets(&o, pk, 16);
+	CHECK_EQ_U64(n, base + 5);
+	CHECK(pk[base].type == ppt_tnt_8);	/* flushed first */
+	CHECK(pk[base + 1].type == ppt_tip_pgd &&
+	    pk[base + 1].payload.ip.ipc == pt_ipc_suppressed);
+	CHECK(pk[base + 2].type == ppt_tip_pge &&
+	    pk[base + 2].payload.ip.ip == 0x1102);
+	CHECK(pk[base + 3].type == ppt_fup &&
+	    pk[base + 3].payload.ip.ip == 0x1104);
+	CHECK(pk[base + 4].type == ppt_tip_pgd);
+	mt_emu_pt_free(pt);
+}
+
+static void
+psb_period_and_mtc(void)
+{
+	struct out o = { .len = 0 };
+	/* psb_period 0: a PSB+ every 2 KiB; mtc_period 0: MTC every CTC
+	 * tick, i.e. every 100 TSC ticks. */
+	struct mt_emu_pt *pt = mt_emu_pt_new((1ull << 13) | (1ull << 10) |
+	    (1ull << 9), sink, &o);
+	static struct pt_packet pk[4096];
+	size_t n, i, psbs = 0, fups = 0, mtcs = 0;
+	uint64_t tsc = 1000, ip = 0x401000;
+
+	mt_emu_pt_enable(pt, ip, tsc);
+	for (i = 0; i < 3000; i++) {
+		tsc += 10;
+		ip = 0x401000 + (i % 7) * 0x10000;
+		mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, ip, 2, ip + 0x1000, 0,
+		    tsc);
+		mt_emu_pt_tick(pt, ip + 0x1000, tsc);
+	}
+	n = packets(&o, pk, 4096);
+	for (i = 0; i < n; i++) {
+		if (pk[i].type == ppt_psb)
+			psbs++;
+		if (pk[i].type == ppt_fup)
+			fups++;
+		if (pk[i].type == ppt_mtc)
+			mtcs++;
+	}
+	CHECK(o.len > 4 * 2048);
+	/* The first PSB+, then one every 2 KiB, each with FUP(current). */
+	CHECK_EQ_U64(psbs, 1 + (o.len - 1) / 2048);
+	CHECK_EQ_U64(fups, psbs - 1);
+	/* 30 000 TSC ticks: 300 CTC ticks, one MTC each. */
+	CHECK_EQ_U64(mtcs, 300);
+	mt_emu_pt_free(pt);
+}
+
+int
+main(void)
+{
+	TEST(enable_writes_psb_plus_then_pge);
+	TEST(tnt_oldest_branch_is_msb);
+	TEST(tnt_long_and_split_at_47_bits);
+	TEST(tip_ip_compression_follows_last_ip);
+	TEST(ret_compression_and_its_64_entry_stack);
+	TEST(call_to_next_insn_and_noretcomp);
+	TEST(disable_async_and_reenable);
+	TEST(psb_period_and_mtc);
+	return tap_done();
+}
