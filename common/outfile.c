@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Output files written to a temporary name and renamed when complete, so
+ * an interrupted or failed run never leaves a partial file under the
+ * final name (see outfile.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "outfile.h"
+
+int
+mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode)
+{
+	const char *slash = strrchr(path, '/');
+	struct stat sb;
+	mode_t mask;
+	int n;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->path = strdup(path);
+	if (o->path == NULL)
+		return -MT_E_NOMEM;
+	if (strcmp(path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+		o->in_place = 1;
+		return 0;
+	}
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		o->in_place = 1;
+		return o->fd < 0 ? -MT_E_IO : 0;
+	}
+	if (slash != NULL)
+		n = asprintf(&o->tmp, "%.*s/.%s.tmpXXXXXX",
+		    (int)(slash - path), path, slash + 1);
+	else
+		n = asprintf(&o->tmp, ".%s.tmpXXXXXX", path);
+	if (n < 0) {
+		o->tmp = NULL;
+		return -MT_E_NOMEM;
+	}
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		int e = errno;
+
+		free(o->tmp);
+		o->tmp = NULL;
+		errno = e;
+		return -MT_E_IO;
+	}
+	mask = umask(0);
+	umask(mask);
+	(void)fchmod(o->fd, mode & ~mask);
+	return 0;
+}
+
+int
+mt_outfile_commit(struct mt_outfile *o)
+{
+	int rc = 0, e;
+
+	if (o->in_place) {
+		if (o->fd != STDOUT_FILENO && o->fd >= 0 && close(o->fd) < 0)
+			rc = -MT_E_IO;
+		o->fd = -1;
+		free(o->path);
+		o->path = NULL;
+		return rc;
+	}
+	if (fsync(o->fd) < 0 && errno != EINVAL)
+		rc = -MT_E_IO;
+	if (close(o->fd) < 0 && rc == 0)
+		rc = -MT_E_IO;
+	o->fd = -1;
+	if (rc == 0 && rename(o->tmp, o->path) < 0)
+		rc = -MT_E_IO;
+	e = errno;
+	if (rc < 0)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+	errno = e;
+	return rc;
+}
+
+void
+mt_outfile_abort(struct mt_outfile *o)
+{
+	int e = errno;
+
+	if (o->fd >= 0 && o->fd != STDOUT_FILENO)
+		close(o->fd);
+	o->fd = -1;
+	if (o->tmp != NULL)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+	errno = e;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Output files that appear under their final name only when complete.
+ * mt_outfile_open() creates a temporary file beside the final name;
+ * mt_outfile_commit() flushes it to disk and renames it into place;
+ * mt_outfile_abort() removes it.  "-" is standard output, and an existing
+ * path that is not a regular file (/dev/null, a FIFO, a terminal) is
+ * written in place, since renaming over it would replace the device.
+ */
+#ifndef MT_OUTFILE_H
+#define MT_OUTFILE_H
+
+#include <sys/types.h>
+
+struct mt_outfile {
+	int fd;			/* write here */
+	char *tmp;		/* temporary name, NULL when in place; owned */
+	char *path;		/* final name; owned */
+	int in_place;		/* stdout or a device: no rename */
+};
+
+/*
+ * Open @path for writing with permission bits @mode (before umask).
+ * Returns 0, or -MT_E_IO / -MT_E_NOMEM with errno set.
+ */
+int mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode);
+/*
+ * Finish: fsync and close a temporary file and rename it to the final
+ * name (stdout is left open).  On failure the temporary file is removed.
+ * Returns 0, or -MT_E_IO with errno set.
+ */
+int mt_outfile_commit(struct mt_outfile *o);
+/* Give up: close and remove the temporary file.  Keeps errno. */
+void mt_outfile_abort(struct mt_outfile *o);
+
+#endif /* MT_OUTFILE_H */

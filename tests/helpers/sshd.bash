@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# A private sshd on 127.0.0.1 for the README's ssh and `parallel --sshlogin`
+# workflows: its own host key, client key, config and port, under $1.
+# sshd_start DIR sets SSH_WRAP (a `ssh` stand-in with the right options)
+# and SSH_LOGIN (user@127.0.0.1); sshd_stop DIR stops it.
+
+sshd_start() {
+	local d=$1 port
+	mkdir -p "$d" /run/sshd 2>/dev/null || mkdir -p "$d"
+	ssh-keygen -q -t ed25519 -N '' -f "$d/host_key" || return 1
+	ssh-keygen -q -t ed25519 -N '' -f "$d/client_key" || return 1
+	cp "$d/client_key.pub" "$d/authorized_keys"
+	chmod 600 "$d/authorized_keys"
+	for port in 22221 22222 22223 22224 22225 22226 22227 22228; do
+		cat > "$d/sshd_config" <<EOC
+Port $port
+ListenAddress 127.0.0.1
+HostKey $d/host_key
+AuthorizedKeysFile $d/authorized_keys
+PidFile $d/sshd.pid
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+AcceptEnv MT_*
+EOC
+		# -D: stay in the foreground (daemon() fails in some sandboxes).
+		"$(command -v sshd || echo /usr/sbin/sshd)" -D -f "$d/sshd_config" \
+		    -E "$d/sshd.log" </dev/null &
+		echo $! > "$d/sshd.pid"
+		cat > "$d/ssh" <<EOC
+#!/bin/sh
+exec ssh -F /dev/null -p $port -i $d/client_key -o BatchMode=yes \
+    -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+    -o LogLevel=ERROR "\$@"
+EOC
+		chmod +x "$d/ssh"
+		SSH_WRAP="$d/ssh"
+		SSH_LOGIN="$(id -un)@127.0.0.1"
+		# Wait until it answers.
+		local i
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			"$SSH_WRAP" "$SSH_LOGIN" true 2>/dev/null && return 0
+			sleep 0.3
+		done
+		sshd_stop "$d"
+	done
+	return 1
+}
+
+sshd_stop() {
+	[ -f "$1/sshd.pid" ] && kill "$(cat "$1/sshd.pid")" 2>/dev/null
+	rm -f "$1/sshd.pid"
+	return 0
+}
