@@ -949,7 +949,9 @@ mt_emu_trace_stop(struct mt_emu_trace *t, unsigned index)
 
 	if (t->o.ground_truth != NULL) {
 		fprintf(t->o.ground_truth, "snapshot %u\n", index);
-		fflush(t->o.ground_truth);
+		if (fflush(t->o.ground_truth) != 0 ||
+		    ferror(t->o.ground_truth))
+			return -MT_E_IO;
 	}
 	for (i = 0; i < t->nthr; i++) {
 		struct thr *th = &t->thr[i];

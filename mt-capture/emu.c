@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
+#include <sys/stat.h>
 
 #include "backend.h"
 #include "emu-trace.h"
@@ -26,6 +28,8 @@
 struct emu {
 	struct mt_emu_trace *tr;	/* the stepping loop; created lazily */
 	FILE *gt;			/* --ground-truth file, or NULL */
+	char *gt_tmp;			/* its temporary name; owned */
+	int gt_direct;			/* not a regular file: no rename */
 	uint64_t config;		/* PT config bits in use */
 	int real_tsc;			/* clock starts at the host TSC */
 	uint64_t tsc0;			/* clock at creation */
@@ -119,10 +123,27 @@ emu_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
 	if (e == NULL)
 		return -MT_E_NOMEM;
 	if (o->ground_truth != NULL) {
-		e->gt = fopen(o->ground_truth, "w");
+		/* A regular file is written under a temporary name and
+		 * renamed when complete; a device or fifo is written to. */
+		struct stat sb;
+		int direct = stat(o->ground_truth, &sb) == 0 &&
+		    !S_ISREG(sb.st_mode);
+
+		if (direct)
+			e->gt_tmp = strdup(o->ground_truth);
+		else if (asprintf(&e->gt_tmp, "%s.tmp.%d", o->ground_truth,
+		    (int)getpid()) < 0)
+			e->gt_tmp = NULL;
+		if (e->gt_tmp == NULL) {
+			free(e);
+			return -MT_E_NOMEM;
+		}
+		e->gt_direct = direct;
+		e->gt = fopen(e->gt_tmp, "w");
 		if (e->gt == NULL) {
 			snprintf(msg, msgsz, "cannot open '%s': %s",
-			    o->ground_truth, strerror(errno));
+			    e->gt_tmp, strerror(errno));
+			free(e->gt_tmp);
 			free(e);
 			return -MT_E_IO;
 		}
@@ -330,8 +351,21 @@ emu_close(struct mt_cap *c)
 	if (e == NULL)
 		return;
 	mt_emu_trace_free(e->tr);
-	if (e->gt != NULL)
-		fclose(e->gt);
+	if (e->gt != NULL) {
+		const char *path = mt_cap_opts(c)->ground_truth;
+
+		if (ferror(e->gt) | fclose(e->gt)) {
+			fprintf(stderr, "mt-capture: cannot write '%s': %s\n",
+			    e->gt_tmp, strerror(errno));
+			if (!e->gt_direct)
+				unlink(e->gt_tmp);
+		} else if (!e->gt_direct && rename(e->gt_tmp, path) != 0) {
+			fprintf(stderr, "mt-capture: cannot rename '%s' to "
+			    "'%s': %s\n", e->gt_tmp, path, strerror(errno));
+			unlink(e->gt_tmp);
+		}
+	}
+	free(e->gt_tmp);
 	free(e->stop_tsc);
 	free(e);
 	mt_cap_set_priv(c, NULL);

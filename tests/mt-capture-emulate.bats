@@ -179,6 +179,25 @@ capture_and_compare() {
 	[[ "$output" != *"pt buffer 1: "* ]]
 }
 
+@test "emulate: --ground-truth to a full device fails with exit 1 and leaves the device alone" {
+	run mt-capture run -q -b emulate --start-at main --ground-truth /dev/full \
+	    -o "$E/full.snap" -- "$E/fnptr"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"/dev/full"* ]]
+	[ -c /dev/full ]
+}
+
+@test "emulate: --ground-truth is written under a temporary name, then renamed" {
+	run mt-capture run -q -b emulate --start-at main --ground-truth "$E/rn.gt" \
+	    -o "$E/rn.snap" -- "$E/fnptr"
+	[ "$status" -eq 0 ]
+	[ -s "$E/rn.gt" ]
+	run sh -c "ls '$E' | grep -c 'rn.gt.tmp'"
+	[ "$output" = "0" ]
+	run tail -1 "$E/rn.gt"
+	[ "$output" = "snapshot 0" ]
+}
+
 @test "emulate: --start-at an unknown symbol fails with a message" {
 	run mt-capture run -q -b emulate --start-at no_such_function \
 	    -o "$E/bad.snap" -- "$E/fnptr"
