@@ -37,7 +37,7 @@
 typedef int (*mt_fxt_sink_fn)(void *ctx, const void *p, size_t n);
 
 struct mt_fxt_limits {
-	uint32_t max_strings;	/* string slots to use, MT_FXT_MIN_STRINGS..32767 (0: all) */
+	uint32_t max_strings;	/* string slots, MT_FXT_MIN_STRINGS..32767; 0 all */
 	uint32_t max_threads;	/* thread slots to use, 1..255 (0: all) */
 };
 

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "numarg.h"
 #include "opts.h"
 #include "out.h"
 #include "run.h"
@@ -102,58 +103,6 @@ say(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/*
- * A number with an optional suffix from @units (pairs of suffix and
- * multiplier); -1 if malformed or out of range.
- */
-static int
-number(const char *s, uint64_t *v, const char *const *units,
-    const uint64_t *mult)
-{
-	char *end;
-	uint64_t x;
-	int i;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	if (*end == '\0') {
-		*v = x;
-		return 0;
-	}
-	for (i = 0; units && units[i]; i++) {
-		if (strcasecmp(end, units[i]) == 0) {
-			if (x > UINT64_MAX / mult[i])
-				return -1;
-			*v = x * mult[i];
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static const char *const time_units[] = { "ns", "us", "ms", "s", NULL };
-static const uint64_t time_mult[] = { 1, 1000, 1000000, 1000000000 };
-static const char *const size_units[] = { "k", "m", "g", NULL };
-static const uint64_t size_mult[] = { 1ull << 10, 1ull << 20, 1ull << 30 };
-
-/* "A,B" as two numbers with @units. */
-static int
-pair(char *s, uint64_t *a, uint64_t *b, const char *const *units,
-    const uint64_t *mult)
-{
-	char *comma = strchr(s, ',');
-
-	if (comma == NULL)
-		return -1;
-	*comma = '\0';
-	return number(s, a, units, mult) < 0 ||
-	    number(comma + 1, b, units, mult) < 0 ? -1 : 0;
-}
-
 static int
 bad(const char *opt, const char *arg)
 {
@@ -165,7 +114,7 @@ bad(const char *opt, const char *arg)
 static int
 parse_args(struct fxt_opts *o, int argc, char **argv)
 {
-	uint64_t x, y;
+	uint64_t x;
 	char *tok, *save;
 	int c;
 
@@ -183,7 +132,7 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		case 'l':
-			if (number(optarg, &x, NULL, NULL) < 0 || x > 9)
+			if (numarg(optarg, &x, NUMARG_PLAIN) < 0 || x > 9)
 				return bad("--level", optarg);
 			o->level = (int)x;
 			break;
@@ -210,7 +159,7 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 		case OPT_TID:
 			for (tok = strtok_r(optarg, ",", &save); tok;
 			    tok = strtok_r(NULL, ",", &save)) {
-				if (number(tok, &x, NULL, NULL) < 0 ||
+				if (numarg(tok, &x, NUMARG_PLAIN) < 0 ||
 				    x > UINT32_MAX || o->ntids == FXT_MAX_TIDS)
 					return bad("--tid", tok);
 				o->tids[o->ntids++] = (uint32_t)x;
@@ -219,37 +168,36 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 				return bad("--tid", "");
 			break;
 		case OPT_TIME:
-			if (pair(optarg, &o->time_from, &o->time_to,
-			    time_units, time_mult) < 0 ||
+			if (numarg_pair(optarg, &o->time_from, &o->time_to,
+			    NUMARG_TIME) < 0 ||
 			    o->time_from > o->time_to)
 				return bad("--time", optarg);
 			o->have_time = 1;
 			break;
 		case OPT_AROUND:
-			if (pair(optarg, &o->around_before, &o->around_after,
-			    time_units, time_mult) < 0)
+			if (numarg_pair(optarg, &o->around_before,
+			    &o->around_after, NUMARG_TIME) < 0)
 				return bad("--around-trigger", optarg);
 			o->have_around = 1;
 			break;
 		case OPT_MAX_DEPTH:
-			if (number(optarg, &x, NULL, NULL) < 0 || x == 0 ||
+			if (numarg(optarg, &x, NUMARG_PLAIN) < 0 || x == 0 ||
 			    x > UINT32_MAX)
 				return bad("--max-depth", optarg);
 			o->max_depth = (uint32_t)x;
 			break;
 		case OPT_MIN_DURATION:
-			if (number(optarg, &o->min_duration, time_units,
-			    time_mult) < 0)
+			if (numarg(optarg, &o->min_duration, NUMARG_TIME) < 0)
 				return bad("--min-duration", optarg);
 			break;
 		case OPT_MAX_SIZE:
-			if (number(optarg, &o->max_size, size_units,
-			    size_mult) < 0 || o->max_size < 4096)
+			if (numarg(optarg, &o->max_size, NUMARG_SIZE) < 0 ||
+			    o->max_size < 4096)
 				return bad("--max-size", optarg);
 			break;
 		case OPT_STRING_SLOTS:
 		case OPT_THREAD_SLOTS:
-			if (number(optarg, &x, NULL, NULL) < 0 ||
+			if (numarg(optarg, &x, NUMARG_PLAIN) < 0 ||
 			    x > (c == OPT_STRING_SLOTS ? 32767 : 255) ||
 			    (c == OPT_STRING_SLOTS && x < 40) || x == 0)
 				return bad(c == OPT_STRING_SLOTS ?
@@ -264,7 +212,6 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 			return 2;
 		}
 	}
-	(void)y;
 	if (argc - optind > 1) {
 		fputs(synopsis, stderr);
 		return 2;
