@@ -359,11 +359,86 @@ done:
 	mt_snap_release(&s);
 }
 
+static char warned[512];
+
+static void
+warn_keep(void *arg, const char *msg)
+{
+	(void)arg;
+	snprintf(warned, sizeof(warned), "%s", msg);
+}
+
+static void
+sideband_mmap2_is_looked_up_and_listed(void)
+{
+	struct mt_snap s;
+	struct mt_snap_sideband sb;
+	struct decode_stats st;
+	struct decode_opts o = { .source = "t.snap", .warn = warn_keep };
+	struct decode_diag d = { 0, NULL };
+	struct mt_evw *w = NULL;
+	struct mt_wbuf wb;
+	struct mt_sb_rec r;
+	uint64_t stype = MT_SB_ST_TID | MT_SB_ST_TIME;
+	FILE *f = tmpfile();
+	char out[4096];
+	size_t len, n;
+
+	pt_begin();
+	psb(5000, 0, CODE + 0x1000);
+	len = pt_end();
+	mt_snap_init(&s);
+	mt_wbuf_init(&wb);
+	memset(&r, 0, sizeof(r));
+	r.type = MT_SB_MMAP2;
+	r.misc = MT_SB_MISC_USER | MT_SB_MISC_MMAP_BUILD_ID;
+	r.id.pid = 40;
+	r.id.tid = 42;
+	r.u.mmap.pid = 40;
+	r.u.mmap.tid = 42;
+	r.u.mmap.addr = CODE + 0x1000;
+	r.u.mmap.len = 0x1000;
+	r.u.mmap.pgoff = 0x2000;
+	r.u.mmap.build_id_len = 20;
+	memset(r.u.mmap.build_id, 0xab, 20);
+	r.u.mmap.prot = 5;
+	r.u.mmap.flags = 2;
+	r.u.mmap.filename = "/nonexistent/prog";
+	mt_sb_write(&wb, &r, stype);
+	memset(&sb, 0, sizeof(sb));
+	sb.cpu = MT_SNAP_NONE;
+	sb.tid = 42;
+	sb.sample_type = stype;
+	sb.len = wb.len;
+	sb.data = wb.p;
+	mt_snap_add_sideband(&s, &sb);
+	mt_wbuf_release(&wb);
+	add_aux(&s, 42, MT_SNAP_NONE, len);
+	memset(&st, 0, sizeof(st));
+	warned[0] = '\0';
+	CHECK(mt_evw_new(&w, fileno(f)) == 0);
+	CHECK(decode_run(&o, &s, w, &st, &d) == 0);
+	CHECK(mt_evw_free(w) == 0);
+	rewind(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	CHECK(strstr(out, "mod 40 0x401000 0x402000 8192 "
+	    "abababababababababababababababababababab /nonexistent/prog\n")
+	    != NULL);
+	CHECK_STR(warned, "no file for '/nonexistent/prog' with build-id "
+	    "abababababababababababababababababababab: its code is not "
+	    "decoded");
+	CHECK_EQ_U64(st.no_image, 1);
+	mt_snap_release(&s);
+}
+
 int
 main(void)
 {
 	TEST(perf_clock_from_tsc);
 	TEST(cyc_estimates_between_tsc);
 	TEST(per_cpu_buffer_split_by_switches);
+	TEST(sideband_mmap2_is_looked_up_and_listed);
 	return tap_done();
 }
