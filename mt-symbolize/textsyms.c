@@ -108,7 +108,7 @@ parse_line(struct sym_textsyms *t, const char *line, int kallsyms,
 		return add(t, a, a + (size ? size : 1), name, len);
 	}
 	p = skip_ws(p);
-	if (p[0] == '\0' || (p[1] != ' ' && p[1] != '\t')) {
+	if (p[0] == '\0' || strchr(" \t\r\n", p[1]) == NULL) {
 		*why = "bad symbol type";
 		return -MT_E_SYNTAX;
 	}
