@@ -13,6 +13,8 @@ setup_file() {
 	done
 	c++ -O2 -g -o "$E/except" "$MT_ROOT/tests/data/emu/except.cpp"
 	cc -O2 -g -o "$E/demo" "$MT_ROOT/demo/demo.c" -ldl
+	cc -O2 -g -pthread -o "$E/dthreads" "$MT_ROOT/demo/threads.c" -lm
+	c++ -O2 -g -o "$E/dcxx" "$MT_ROOT/demo/cxxdemo.cpp"
 }
 
 teardown() {
@@ -62,6 +64,18 @@ capture_and_compare() {
 	run mt-decode --info "$E/demo.snap"
 	[[ "$output" == *"meta: backend-name = emulate"* ]]
 	[[ "$output" == *"meta: reason = trigger"* ]]
+}
+
+@test "emulate: the multi-threaded demo, every thread, decodes into exactly the calls that ran" {
+	capture_and_compare dthreads run --all-threads --start-at main -- \
+	    "$E/dthreads"
+	run sh -c "cut -d' ' -f2 '$E/dthreads.want' | sort -u | wc -l"
+	[ "$output" -eq 3 ]
+}
+
+@test "emulate: the C++ demo with its exception decodes into exactly the calls that ran" {
+	capture_and_compare dcxx run --start-at main -- "$E/dcxx"
+	grep -q _Unwind_RaiseException <(mt-symbolize < "$E/dcxx.ev")
 }
 
 @test "emulate: deep recursion past the 64-entry return stack" {
