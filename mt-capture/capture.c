@@ -27,6 +27,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "outfile.h"
 #include "sideband.h"
 #include "snap.h"
 #include "backend.h"
@@ -799,56 +800,32 @@ snapshot_path(const char *out, unsigned index, char *buf, size_t sz)
 		snprintf(buf, sz, "%.*s.%u", (int)n, out, index);
 }
 
-/* Write @s to @path atomically (temp file + rename), mode 0600. */
+/*
+ * Write @s to @path atomically (common/outfile: temp file + rename, a
+ * device in place), mode 0600: a snapshot holds memory contents.
+ */
 static int
 write_atomic(const struct mt_snap *s, const char *path)
 {
-	char *tmp = NULL;
-	const char *slash = strrchr(path, '/');
-	int fd, rc, e, n;
+	struct mt_outfile o;
+	int rc;
 
-	if (strcmp(path, "-") == 0) {
-		rc = mt_snap_write_fd(s, STDOUT_FILENO);
-		if (rc < 0)
-			warnx("cannot write the snapshot to stdout: %s",
-			    rc == -MT_E_IO ? strerror(errno) : mt_strerror(rc));
+	rc = mt_outfile_open(&o, path, 0600);
+	if (rc < 0) {
+		warn("cannot create '%s'", path);
+		mt_outfile_abort(&o);
 		return rc;
 	}
-	if (slash != NULL)
-		n = asprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path),
-		    path, slash + 1);
-	else
-		n = asprintf(&tmp, ".%s.XXXXXX", path);
-	if (n < 0)
-		return -MT_E_NOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		warn("cannot create a temporary file for '%s'", path);
-		free(tmp);
-		return -MT_E_IO;
-	}
-	(void)fchmod(fd, 0600);
-	rc = mt_snap_write_fd(s, fd);
-	e = errno;
-	if (rc == 0 && fsync(fd) < 0) {
-		rc = -MT_E_IO;
-		e = errno;
-	}
-	if (close(fd) < 0 && rc == 0) {
-		rc = -MT_E_IO;
-		e = errno;
-	}
-	if (rc == 0 && rename(tmp, path) < 0) {
-		rc = -MT_E_IO;
-		e = errno;
-	}
+	rc = mt_snap_write_fd(s, o.fd);
 	if (rc < 0) {
-		unlink(tmp);
-		warnx("cannot write snapshot '%s': %s; nothing was left under "
-		    "that name", path, rc == -MT_E_IO ? strerror(e) :
-		    mt_strerror(rc));
+		mt_outfile_abort(&o);
+	} else {
+		rc = mt_outfile_commit(&o);
 	}
-	free(tmp);
+	if (rc < 0)
+		warnx("cannot write snapshot '%s': %s; nothing was left under "
+		    "that name", path, rc == -MT_E_IO ? strerror(errno) :
+		    mt_strerror(rc));
 	return rc;
 }
 
