@@ -102,8 +102,13 @@ read_maps(struct run *r)
 	if (buf != NULL) {
 		len = fread(buf, 1, cap - 1, f);
 		buf[len] = '\0';
-		free(r->maps);
-		r->maps = buf;
+		/* A process that is exiting has no mappings left. */
+		if (len == 0) {
+			free(buf);
+		} else {
+			free(r->maps);
+			r->maps = buf;
+		}
 	}
 	fclose(f);
 }
@@ -114,9 +119,10 @@ h_poll(void *ctx, int timeout_ms)
 {
 	struct run *r = ctx;
 
-	(void)timeout_ms;
 	if (r->polls++ % 256 == 0)
 		read_maps(r);
+	if (timeout_ms > 0)
+		usleep((useconds_t)timeout_ms * 1000);
 	return 0;
 }
 
