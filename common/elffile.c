@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elffile.h"
@@ -359,6 +360,7 @@ int
 mt_elf_open(struct mt_elf **ep, const char *path)
 {
 	struct mt_elf *e;
+	struct stat sb;
 
 	*ep = NULL;
 	elf_version(EV_CURRENT);
@@ -367,7 +369,8 @@ mt_elf_open(struct mt_elf **ep, const char *path)
 		set_err(open_errmsg, "%s", mt_strerror(-MT_E_NOMEM));
 		return -MT_E_NOMEM;
 	}
-	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a path naming a FIFO must not hang the open. */
+	e->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (e->fd < 0) {
 		int saved = errno;
 
@@ -375,6 +378,12 @@ mt_elf_open(struct mt_elf **ep, const char *path)
 		mt_elf_free(e);
 		errno = saved;
 		return -MT_E_SYS;
+	}
+	if (fstat(e->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		/* A device or FIFO could block or never end. */
+		set_err(open_errmsg, "not a regular file");
+		mt_elf_free(e);
+		return -MT_E_MAGIC;
 	}
 	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
 	return open_common(ep, e);

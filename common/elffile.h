@@ -70,7 +70,8 @@ struct mt_elf_sym {
  * file; on failure *@ep is NULL and mt_elf_errmsg(NULL) says why.
  * Returns 0.
  * Returns -MT_E_SYS if the file cannot be opened (errno set).
- * Returns -MT_E_MAGIC if it is not a 64-bit little-endian ELF file.
+ * Returns -MT_E_MAGIC if it is not a regular file or not a 64-bit
+ * little-endian ELF file.
  * Returns -MT_E_ELF or -MT_E_CORRUPT on a libelf failure / bad headers.
  * Returns -MT_E_NOMEM.
  */

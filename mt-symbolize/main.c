@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,7 @@ main(int argc, char **argv)
 	char msg[512];
 	int c, rc, quiet = 0;
 
+	signal(SIGPIPE, SIG_DFL);	/* a reader gone early: die quietly */
 	while ((c = getopt_long(argc, argv, "aCd:e:fhio:pqsV", longopts,
 	    NULL)) != -1) {
 		switch (c) {

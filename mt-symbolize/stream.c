@@ -185,6 +185,15 @@ open_files(struct run *u, const struct sym_stream_opts *o, char *msg,
 	    si.st_dev == so.st_dev && si.st_ino == so.st_ino)
 		return fail(msg, len, -MT_E_INVAL, "'%s': refusing to "
 		    "overwrite the input", o->out);
+	if (stat(o->out, &so) == 0 && !S_ISREG(so.st_mode)) {
+		/* /dev/null, a FIFO: write in place, a rename would
+		 * replace the device. */
+		u->outfd = open(o->out, O_WRONLY | O_CLOEXEC);
+		if (u->outfd < 0)
+			return fail(msg, len, -MT_E_SYS, "cannot open '%s': %s",
+			    o->out, strerror(errno));
+		return 0;
+	}
 	slash = strrchr(o->out, '/');
 	if (asprintf(&u->tmp, "%.*s.mt-symbolize.XXXXXX",
 	    slash ? (int)(slash - o->out + 1) : 0, o->out) < 0) {

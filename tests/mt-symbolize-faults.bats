@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# mt-symbolize under faults: full disks and devices as the output, a
+# reader that exits early, a stream of a newer major version, and streams
+# that name files which are not binaries (a FIFO, a device).  The input is
+# the real mruby trace decoded by mt-decode (3.3 MB of events).
+
+load helpers/faults
+
+RP="$MT_SHARED/testdata/real-pt"
+
+setup_file() {
+	T="$BATS_FILE_TMPDIR"
+	mt-capture import-raw --pt "$RP/mruby/trace" \
+		--pages "$RP/mruby/addr,$RP/mruby/dump" \
+		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
+	mt-decode -o "$T/mruby.ev" "$T/mruby.snap"
+}
+
+setup() {
+	T="$BATS_FILE_TMPDIR"
+	E="$T/mruby.ev"
+	M="$BATS_TEST_TMPDIR/mnt"
+}
+
+teardown() {
+	tiny_fs_done "$M"
+}
+
+@test "mt-symbolize: -o onto a full device exits 1 with the reason and leaves the device in place" {
+	device_node "$BATS_TEST_TMPDIR/full"
+	run mt-symbolize -q -o "$BATS_TEST_TMPDIR/full" "$E"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-symbolize: writing '$BATS_TEST_TMPDIR/full': No space left on device" ]
+	[ -c "$BATS_TEST_TMPDIR/full" ]
+	run ls "$BATS_TEST_TMPDIR"
+	[ "$output" = "full" ]
+}
+
+@test "mt-symbolize: standard output on a full device exits 1 with the reason" {
+	run bash -c 'mt-symbolize -q "$1" > /dev/full' _ "$E"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-symbolize: writing '<stdout>': No space left on device" ]
+}
+
+@test "mt-symbolize: a disk that fills up exits 1, and nothing is left under the output name" {
+	tiny_fs "$M" 64k
+	run mt-symbolize -q -o "$M/out.ev" "$E"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-symbolize: writing '$M/out.ev': No space left on device" ]
+	run ls -A "$M"
+	[ "$output" = "" ]
+}
+
+@test "mt-symbolize: a reader that exits early (| head -1) stops it quietly by SIGPIPE" {
+	pipe_head mt-symbolize -q "$E"
+	[ "$pout" = "mt-events 1.0" ]
+	[ "$perr" = "" ]
+	[ "$pstatus" -eq 141 ]
+}
+
+@test "mt-symbolize: with SIGPIPE ignored by its parent, an early reader exit is still quiet" {
+	pipe_head_ign mt-symbolize -q "$E"
+	[ "$pout" = "mt-events 1.0" ]
+	[ "$perr" = "" ]
+	[ "$pstatus" -eq 141 ]
+}
+
+@test "mt-symbolize: an event stream of a newer major version is refused with a clear error" {
+	printf 'mt-events 2.0\ncall 1 1 0x1 0x2\n' > "$BATS_TEST_TMPDIR/v2.ev"
+	run mt-symbolize -o "$BATS_TEST_TMPDIR/out.ev" "$BATS_TEST_TMPDIR/v2.ev"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "mt-symbolize: "*"line 1: field 1: unsupported event stream version 2.0 (this reader: 1.x)" ]]
+	[ ! -e "$BATS_TEST_TMPDIR/out.ev" ]
+}
+
+@test "mt-symbolize: a mapping that names a FIFO or a device is a warning, not a hang" {
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	printf '%s\n' 'mt-events 1.0' 'proc 1 a a' 'thread 1 1 a' \
+	    "mod 1 0x1000 0x2000 0 - $BATS_TEST_TMPDIR/fifo" \
+	    'mod 1 0x3000 0x4000 0 - /dev/zero' \
+	    'call 10 1 0x1100 0x3200' > "$BATS_TEST_TMPDIR/in.ev"
+	run timeout 20 mt-symbolize -o "$BATS_TEST_TMPDIR/out.ev" "$BATS_TEST_TMPDIR/in.ev"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "mt-symbolize: warning: cannot read '$BATS_TEST_TMPDIR/fifo': not a regular file" ]
+	[ "${lines[1]}" = "mt-symbolize: warning: cannot read '/dev/zero': not a regular file" ]
+	[ "$(tail -1 "$BATS_TEST_TMPDIR/out.ev")" = "call 10 1 0x1100 0x3200 @1 @2" ]
+}
