@@ -11,7 +11,9 @@
  *                                     one sample_id layout; MMAP/MMAP2 of
  *                                     files with a known build-id become
  *                                     MMAP2 records in build-id form
- *   COMM records                   -> THREAD chunks
+ *   COMM records                   -> THREAD chunks, and PROCESS chunks
+ *                                     for main threads (parent from
+ *                                     FORK, exe from the first MMAP)
  *   AUXTRACE records               -> AUX chunks: one per record in
  *                                     snapshot mode (index counts the
  *                                     snapshots of each buffer); in full
@@ -520,6 +522,52 @@ import_elfs(struct im *m)
 }
 
 /*
+ * A PROCESS chunk for each process whose main thread (pid == tid) has a
+ * COMM: its parent from the FORK record that made it, its executable as
+ * the first file it mapped executable.  perf.data does not record the
+ * target's command line.
+ */
+static int
+import_processes(struct im *m)
+{
+	const struct mt_pd *pd = m->pd;
+	struct mt_sb_reader rd;
+	struct mt_sb_rec r;
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; i < m->s->nthreads && rc == 0; i++) {
+		const struct mt_snap_thread *t = &m->s->threads[i];
+		struct mt_snap_process p = { .pid = t->pid, .comm = t->comm };
+		char *exe = NULL;
+
+		if (t->pid != t->tid)
+			continue;
+		for (j = 0; j < pd->nevents; j++) {
+			const struct mt_pd_event *ev = &pd->events[j];
+			const struct mt_pd_attr *a = &pd->attrs[ev->attr];
+
+			mt_sb_reader_init(&rd, ev->p, ev->size, a->sample_type,
+			    !!(a->flags & MT_PD_ATTR_SAMPLE_ID_ALL), 0);
+			if (mt_sb_next(&rd, &r) != 0)
+				continue;
+			if (r.type == MT_SB_FORK && r.u.task.pid == t->pid &&
+			    r.u.task.tid == t->pid)
+				p.ppid = r.u.task.ppid;
+			if (exe == NULL && (r.type == MT_SB_MMAP ||
+			    r.type == MT_SB_MMAP2) && r.u.mmap.pid == t->pid &&
+			    !(r.misc & MT_SB_MISC_MMAP_DATA) &&
+			    r.u.mmap.filename[0] == '/' &&
+			    (r.type == MT_SB_MMAP || (r.u.mmap.prot & 4)))
+				exe = (char *)(uintptr_t)r.u.mmap.filename;
+		}
+		p.exe = exe;
+		rc = mt_snap_add_process(m->s, &p);
+	}
+	return rc;
+}
+
+/*
  * Code perf read from flat (non-ELF) files, as the MMAP2 records of an
  * export-perf file name them (page dumps, vDSO copies): bundled as BLOB
  * chunks, since a decoder looks up mapped paths as ELF files only.  Done
@@ -637,6 +685,8 @@ perf_import(const struct perf_import_opts *o, const struct mt_pd *pd,
 		rc = import_config(&m, pa);
 	if (rc == 0)
 		rc = import_sideband(&m);
+	if (rc == 0)
+		rc = import_processes(&m);
 	if (rc == 0)
 		rc = import_aux(&m);
 	if (rc == 0)
