@@ -75,9 +75,10 @@ setup() {
 	mt-capture export-perf -o rt.data calls.snap
 	run mt-capture import-perf rt.data -o rt.snap
 	[ "$status" -eq 0 ]
-	# Thread 0 comes back as PERF_EXPORT_TID0 (perf's idle task is 0).
-	mt-decode -q calls.snap | grep -v -e '^info ' -e '^mod ' > a.ev
-	mt-decode -q rt.snap | grep -v -e '^info ' -e '^mod ' |
+	# Thread 0 comes back as PERF_EXPORT_TID0 (perf's idle task is 0);
+	# the import makes a PROCESS of it, which import-raw had not.
+	mt-decode -q calls.snap | grep -v -e '^info ' -e '^mod ' -e '^proc ' > a.ev
+	mt-decode -q rt.snap | grep -v -e '^info ' -e '^mod ' -e '^proc ' |
 		sed -e 's/^thread 4194303 4194303 unknown$/thread 0 0 -/' \
 		    -e 's/^\([a-z]* [0-9]*\) 4194303/\1 0/' > b.ev
 	run diff -u a.ev b.ev
