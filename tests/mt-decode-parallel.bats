@@ -8,7 +8,12 @@ RP="$MT_SHARED/testdata/real-pt"
 
 setup_file() {
 	T="$BATS_FILE_TMPDIR"
-	cc -O2 -std=c11 -D_GNU_SOURCE -iquote "$MT_ROOT/common" \
+	# libmtcommon.a of a SANITIZE build needs the sanitizer runtimes
+	san=
+	if nm "$MT_BUILD/libmtcommon.a" 2>/dev/null | grep -q __asan; then
+		san=-fsanitize=address,undefined
+	fi
+	cc -O2 -std=c11 -D_GNU_SOURCE $san -iquote "$MT_ROOT/common" \
 		-o "$T/gen-synth" "$MT_ROOT/bench/gen-synth.c" \
 		"$MT_BUILD/libmtcommon.a" -lipt -lxxhash -lz
 	"$T/gen-synth" asm -S 7 -o "$T/prog.s"
