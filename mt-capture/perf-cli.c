@@ -151,7 +151,8 @@ cmd_import_perf(int argc, char **argv)
 	};
 	struct perf_import_opts o = { .bundle = 1, .warn = warn_cb };
 	const char *in = "-", *out = NULL, *home = getenv("HOME");
-	char debug_dir[PATH_MAX], *defout = NULL, *tmp = NULL;
+	char debug_dir[PATH_MAX], flat_dir[PATH_MAX], *defout = NULL;
+	char *tmp = NULL;
 	struct mt_pd pd;
 	struct mt_pd_diag pdd;
 	struct perf_diag d;
@@ -216,6 +217,15 @@ cmd_import_perf(int argc, char **argv)
 	}
 	o.source = in;
 	o.warn_arg = (void *)(uintptr_t)in;
+	/* Flat code files are bundled from the input's directory only. */
+	if (strcmp(in, "-") == 0 ? getcwd(flat_dir, sizeof(flat_dir)) != NULL :
+	    realpath(in, flat_dir) != NULL) {
+		char *slash = strrchr(flat_dir, '/');
+
+		if (strcmp(in, "-") != 0 && slash != NULL)
+			*(slash == flat_dir ? slash + 1 : slash) = 0;
+		o.flat_dir = flat_dir;
+	}
 
 	fd = strcmp(in, "-") == 0 ? STDIN_FILENO : open(in, O_RDONLY);
 	if (fd < 0) {

@@ -572,7 +572,27 @@ import_processes(struct im *m)
  * export-perf file name them (page dumps, vDSO copies): bundled as BLOB
  * chunks, since a decoder looks up mapped paths as ELF files only.  Done
  * even without bundling: the snapshot could not be decoded otherwise.
+ * Only files under o->flat_dir (the perf.data's directory, where
+ * export-perf puts them) are read: a perf.data from elsewhere must not
+ * copy arbitrary local files into a snapshot.
  */
+/* Is @path, resolved, inside the directory @dir (absolute, resolved)? */
+static int
+under_dir(const char *dir, const char *path)
+{
+	char *real;
+	size_t n;
+	int ok;
+
+	if (dir == NULL || (real = realpath(path, NULL)) == NULL)
+		return 0;
+	n = strlen(dir);
+	ok = strncmp(real, dir, n) == 0 && (real[n] == '/' ||
+	    (n > 0 && dir[n - 1] == '/'));
+	free(real);
+	return ok;
+}
+
 static int
 import_flat_files(struct im *m)
 {
@@ -609,6 +629,15 @@ import_flat_files(struct im *m)
 		fd = open(mm->filename, O_RDONLY);
 		if (fd < 0)
 			continue;
+		if (!under_dir(m->o->flat_dir, mm->filename)) {
+			if (pread(fd, magic, 4, 0) == 4 &&
+			    memcmp(magic, "\177ELF", 4) != 0)
+				warnf(m, "'%s' is not an ELF file and lies "
+				    "outside the perf.data's directory: not "
+				    "bundled", mm->filename);
+			close(fd);
+			continue;
+		}
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 		    pread(fd, magic, 4, 0) != 4 ||
 		    memcmp(magic, "\177ELF", 4) == 0 ||

@@ -55,6 +55,9 @@ struct perf_import_opts {
 	int bundle;		/* 1: bundle ELF files whose build-id
 				 * matches into the snapshot */
 	const char *source;	/* input name for META */
+	const char *flat_dir;	/* absolute directory: flat (non-ELF) code
+				 * files are bundled only from under it;
+				 * NULL: never */
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;
 };

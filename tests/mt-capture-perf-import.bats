@@ -168,6 +168,19 @@ events() {
 	[[ "$output" != *"bundled elf"* ]]
 }
 
+@test "import-perf: flat code files are bundled only from the perf.data's directory" {
+	mkdir -p sub
+	cp thread.data sub/moved.data
+	run mt-capture import-perf sub/moved.data -o moved.snap
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"'$D/code.bin' is not an ELF file and lies outside the perf.data's directory: not bundled"* ]]
+	run mt-decode -i moved.snap
+	[[ "$output" != *"blob kind"* ]]
+	run mt-capture import-perf thread.data -o here.snap
+	run mt-decode -i here.snap
+	[[ "$output" == *"blob kind 3 pid 4242 0x400000 4096 bytes $D/code.bin"* ]]
+}
+
 @test "import-perf: a truncated file is an error with its byte offset" {
 	head -c 1000 thread.data > cut.data
 	run mt-capture import-perf cut.data -o cut.snap
