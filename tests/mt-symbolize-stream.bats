@@ -9,8 +9,10 @@ LIBM=/usr/lib/x86_64-linux-gnu/libm.so.6
 BASE=0x555555554000
 
 setup_file() {
-	export PROGS="$BATS_FILE_TMPDIR/progs"
-	"$MT_ROOT/tests/data/symbolize/build-test-programs" "$PROGS" >/dev/null
+	# Built once per bats run, shared by the mt-symbolize-*.bats files.
+	export PROGS="${BATS_RUN_TMPDIR:-$BATS_FILE_TMPDIR}/symbolize-progs"
+	[ -x "$PROGS/rust-names-nodbg" ] ||
+		"$MT_ROOT/tests/data/symbolize/build-test-programs" "$PROGS" >/dev/null
 }
 
 compare() {
