@@ -47,7 +47,7 @@ decodes() {
 @test "mt-capture: -o - on a full device exits 1 with the reason" {
 	run bash -c '"$@" > /dev/full' _ "${CAP[@]}" -o - -- "$F/spin" 1000
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-capture: cannot write the snapshot to stdout: No space left on device" ]
+	[ "$output" = "mt-capture: cannot write snapshot '-': No space left on device; nothing was left under that name" ]
 }
 
 @test "mt-capture: short writes still give a complete snapshot" {
@@ -159,10 +159,19 @@ decodes() {
 }
 
 @test "mt-capture: attach to a zombie exits 1 and writes nothing" {
-	bash -c '"$1" 1 & exec sleep 30' _ "$F/spin" &
+	# A parent that never reaps its exited child (SIGCHLD default even
+	# if our caller ignores it, which would reap automatically).
+	python3 -c 'import os, signal, sys, time
+signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+print(pid, flush=True)
+time.sleep(30)' > "$D/.zpid" &
 	ppid_=$!
-	wait_for pgrep -P "$ppid_"
-	z=$(pgrep -P "$ppid_")
+	wait_for test -s "$D/.zpid"
+	z=$(cat "$D/.zpid")
+	rm "$D/.zpid"
 	wait_for grep -q '^State:.Z' "/proc/$z/status"
 	run "${ATT[@]}" -p "$z" -o "$D/s.snap"
 	kill "$ppid_"
@@ -183,5 +192,23 @@ decodes() {
 @test "mt-capture: -o - into a reader that exits early reports the lost snapshot and exits 1" {
 	pipe_head "${CAP[@]}" -o - -- "$F/spin" 1000
 	[ "$pstatus" -eq 1 ]
-	[ "$perr" = "mt-capture: cannot write the snapshot to stdout: Broken pipe" ]
+	[ "$perr" = "mt-capture: cannot write snapshot '-': Broken pipe; nothing was left under that name" ]
+}
+
+@test "mt-capture: -o onto a full device exits 1 with the reason and leaves the device in place" {
+	device_node "$D/full"
+	run "${CAP[@]}" --no-bundle -o "$D/full" -- "$F/spin" 100
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: cannot write snapshot '$D/full': No space left on device; nothing was left under that name" ]
+	[ -c "$D/full" ]
+	run ls -A "$D"
+	[ "$output" = "full" ]
+}
+
+@test "mt-capture: -o onto a null device records into it and leaves it a device" {
+	# Never /dev/null itself: a regression would replace the system's.
+	mknod "$D/null" c 1 3
+	run "${CAP[@]}" --no-bundle -o "$D/null" -- "$F/spin" 100
+	[ "$status" -eq 0 ]
+	[ -c "$D/null" ]
 }

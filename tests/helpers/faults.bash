@@ -104,7 +104,7 @@ wait_for() {
 	return 1
 }
 
-# A directory holds a file whose name starts with a dot (a temporary).
+# Directory $1 holds a temporary output: a dot file other than .ready.
 has_temp() {
-	compgen -G "$1/.*.??????" >/dev/null
+	[ -n "$(find "$1" -maxdepth 1 -type f -name '.*' ! -name .ready)" ]
 }
