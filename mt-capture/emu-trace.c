@@ -546,6 +546,19 @@ retire(struct mt_emu_trace *t, struct thr *th, const struct mt_emu_insn *in,
 			rc = mt_emu_pt_enable(pt, rip, t->clock);
 		break;
 	case MT_EMU_I_INT:
+		/*
+		 * int3 / int n: the kernel takes over and raises a signal
+		 * for the program (on_stop passes it on).  User-only
+		 * tracing shows FUP(insn) + TIP.PGD; packets resume at the
+		 * handler or, when there is none, where the IP is next.
+		 */
+		gt(t, th->tid, "int", from, rip);
+		if (pt != NULL && (rc = mt_emu_pt_async_disable(pt, from,
+		    t->clock)) < 0)
+			return rc;
+		th->reenable = 1;
+		t->st.branches++;
+		return 0;
 	case MT_EMU_I_BAD:
 	default:
 		goto odd;
@@ -579,14 +592,9 @@ step_done(struct mt_emu_trace *t, struct thr *th)
 		return 0;	/* died meanwhile: its exit follows */
 	if (!th->started)
 		return start_step(t, th, r.rip);
-	if (th->reenable) {
-		th->reenable = 0;
-		if (th->pt != NULL && !th->in_syscall &&
-		    (rc = mt_emu_pt_enable(th->pt, th->ip, t->clock)) < 0)
-			return rc;
-	}
 	if (th->injected && ptrace(PTRACE_GETSIGINFO, th->tid, NULL, &si) == 0
 	    && si.si_code == SIGTRAP) {
+		th->reenable = 0;
 		/* The kernel built a signal frame and entered the handler
 		 * (ptrace_notify after signal delivery while stepping). */
 		t->st.signals++;
@@ -603,6 +611,12 @@ step_done(struct mt_emu_trace *t, struct thr *th)
 		th->ip = r.rip;
 		fetch(t, th);
 		return rc;
+	}
+	if (th->reenable) {
+		th->reenable = 0;
+		if (th->pt != NULL && !th->in_syscall &&
+		    (rc = mt_emu_pt_enable(th->pt, th->ip, t->clock)) < 0)
+			return rc;
 	}
 	if ((rc = retire(t, th, &th->insn, r.rip, 0)) < 0)
 		return rc;
@@ -722,8 +736,12 @@ on_stop(struct mt_emu_trace *t, pid_t tid, int status)
 		return 0;
 	}
 	if (sig == SIGTRAP && th->mode == M_STEP) {
+		/* After int3 the SIGTRAP is the program's own: deliver it. */
+		int own = th->started && th->insn.cls == MT_EMU_I_INT &&
+		    !th->injected;
+
 		rc = step_done(t, th);
-		resume(t, th, 0);
+		resume(t, th, own ? SIGTRAP : 0);
 		return rc;
 	}
 	/* Signal-delivery-stop: deliver it with the next step. */
