@@ -432,6 +432,7 @@ mt_elf_free(struct mt_elf *e)
 struct cand {
 	struct mt_elf_sym s;	/* the symbol */
 	size_t order;		/* position in reading order (tie-break) */
+	int bind;		/* 0 global, 1 weak, 2 local (alias rank) */
 };
 
 struct cands {
@@ -440,7 +441,7 @@ struct cands {
 };
 
 static int
-cands_add(struct cands *c, const struct mt_elf_sym *s)
+cands_add(struct cands *c, const struct mt_elf_sym *s, int bind)
 {
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;
@@ -453,7 +454,24 @@ cands_add(struct cands *c, const struct mt_elf_sym *s)
 	}
 	c->v[c->n].s = *s;
 	c->v[c->n].order = c->n;
+	c->v[c->n].bind = bind;
 	c->n++;
+	return 0;
+}
+
+/* < 0 when @a is the better display name (see mt_elf_sym.alias). */
+static int
+alias_cmp(const struct cand *a, const struct cand *b)
+{
+	size_t ua = strspn(a->s.name, "_"), ub = strspn(b->s.name, "_");
+	size_t la = strlen(a->s.name), lb = strlen(b->s.name);
+
+	if (a->bind != b->bind)
+		return a->bind - b->bind;
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	if (la != lb)
+		return la < lb ? -1 : 1;
 	return 0;
 }
 
@@ -543,7 +561,8 @@ read_symtab(struct mt_elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 		s.shndx = sym.st_shndx;
 		s.kind = type == STT_NOTYPE ? MT_ELF_SYM_NOTYPE :
 		    MT_ELF_SYM_FUNC;
-		rc = cands_add(c, &s);
+		rc = cands_add(c, &s, GELF_ST_BIND(sym.st_info) == STB_GLOBAL ?
+		    0 : GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1 : 2);
 		if (rc < 0)
 			return rc;
 	}
@@ -754,7 +773,7 @@ read_plt(struct mt_elf *e, struct cands *c, struct cands *plt)
 			s.name = name;	/* fixed up below */
 			s.shndx = (uint32_t)elf_ndxscn(scn);
 			s.kind = MT_ELF_SYM_PLT;
-			if (cands_add(plt, &s) < 0) {
+			if (cands_add(plt, &s, 0) < 0) {
 				free(rels);
 				return -MT_E_NOMEM;
 			}
@@ -776,7 +795,7 @@ read_plt(struct mt_elf *e, struct cands *c, struct cands *plt)
 		memcpy(p + len, "@plt", sizeof("@plt"));
 		s.name = p;
 		p += len + sizeof("@plt");
-		rc = cands_add(c, &s);
+		rc = cands_add(c, &s, 0);
 		if (rc < 0)
 			return rc;
 	}
@@ -802,7 +821,7 @@ load_syms(struct mt_elf *e)
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	int pass, rc = 0;
-	size_t i, k;
+	size_t i, k, best = 0;
 
 	/* .symtab first so that its names win ties, as in addr2line. */
 	for (pass = 0; pass < 2 && rc == 0; pass++) {
@@ -828,9 +847,18 @@ load_syms(struct mt_elf *e)
 		rc = -MT_E_NOMEM;
 		goto out;
 	}
-	for (i = 0, k = 0; i < c.n; i++)
-		if (k == 0 || e->syms[k - 1].start != c.v[i].s.start)
-			e->syms[k++] = c.v[i].s;
+	for (i = 0, k = 0; i < c.n; i++) {
+		if (k > 0 && e->syms[k - 1].start == c.v[i].s.start) {
+			if (alias_cmp(&c.v[i], &c.v[best]) < 0) {
+				best = i;
+				e->syms[k - 1].alias = c.v[i].s.name;
+			}
+			continue;
+		}
+		best = i;
+		e->syms[k] = c.v[i].s;
+		e->syms[k++].alias = c.v[i].s.name;
+	}
 	for (i = 0; i < k; i++) {
 		struct mt_elf_sym *s = &e->syms[i];
 

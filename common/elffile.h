@@ -57,6 +57,10 @@ struct mt_elf_sym {
 	uint64_t end;		/* one past the last byte covered: start+size,
 				 * or the next symbol's start when size is 0 */
 	const char *name;	/* raw (mangled) name; owned by the mt_elf */
+	const char *alias;	/* the alias at the same start a person
+				 * expects (global before weak before local,
+				 * fewer leading '_', shorter: "cos" rather
+				 * than "cosf64"); may equal name */
 	const char *file;	/* the STT_FILE symbol before it in .symtab,
 				 * by binutils' rule (local symbols, or
 				 * before any file follows a symbol); NULL */

@@ -682,7 +682,7 @@ sym_dso_lookup(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 		n = 1;
 	}
 	if (sym != NULL && (fr[0].name == NULL || rules == SYM_RULES_TRACE)) {
-		fr[0].name = sym->name;
+		fr[0].name = rules == SYM_RULES_TRACE ? sym->alias : sym->name;
 		fr[0].start = sym->start;
 	}
 	/* binutils names the file after the symbol's STT_FILE. */
