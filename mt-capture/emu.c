@@ -25,6 +25,8 @@
 #include "emu-trace.h"
 #include "err.h"
 
+#define SYNTH_TSC0 (1ull << 32)	/* synthetic clock's first tick */
+
 struct emu {
 	struct mt_emu_trace *tr;	/* the stepping loop; created lazily */
 	FILE *gt;			/* --ground-truth file, or NULL */
@@ -169,7 +171,9 @@ make_tracer(struct mt_cap *c, struct emu *e)
 	memset(&to, 0, sizeof(to));
 	memset(&h, 0, sizeof(h));
 	e->real_tsc = tc != NULL && tc->cap_user_time_zero && tc->time_mult;
-	e->tsc0 = e->real_tsc ? __rdtsc() : 0;
+	/* Without the kernel's conversion the clock starts at 2^32 ticks
+	 * (never 0, which some consumers take for "no time"). */
+	e->tsc0 = e->real_tsc ? __rdtsc() : SYNTH_TSC0;
 	e->mono0 = mono_ns();
 	to.config = e->config;
 	to.start_at = mt_cap_opts(c)->start_at;
@@ -301,9 +305,10 @@ emu_annotate(struct mt_cap *c, struct mt_snap *s)
 		/* Virtual TSC from 0 at 2.5 GHz: ns = tsc * 0.4. */
 		s->has_timeconv = 1;
 		memset(&s->timeconv, 0, sizeof(s->timeconv));
-		s->timeconv.time_zero = e->mono0;
 		s->timeconv.time_shift = 20;
 		s->timeconv.time_mult = 419430;	/* 0.4 * 2^20 */
+		s->timeconv.time_zero = e->mono0 - tsc_to_ns(&s->timeconv,
+		    SYNTH_TSC0);
 		s->timeconv.cap_user_time_zero = 1;
 	}
 	/*
