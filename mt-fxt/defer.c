@@ -132,6 +132,13 @@ defer_seg_pop(struct defer *d, const struct sym_thread *t)
 	if (dt == NULL || dt->ns == 0)
 		return;
 	first = dt->s[--dt->ns].first;
+	/*
+	 * A segment opened at its parent's start time: its events sort
+	 * together with the parent's and nest inside them, so they stay
+	 * held, after the parent's, until the parent closes.
+	 */
+	if (dt->ns > 0 && dt->s[dt->ns - 1].create == dt->s[dt->ns].create)
+		return;
 	for (i = first; i < dt->nq; i++)
 		d->emit(d->ctx, t, dt->q[i].kind, dt->q[i].ts, &dt->q[i].f);
 	dt->nq = first;

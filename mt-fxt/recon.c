@@ -69,6 +69,7 @@ struct rthread {
 	uint64_t errtime;	/* arrival time of the last decode error */
 	uint8_t haserr;
 	uint8_t live;		/* a window is open */
+	uint8_t seen;		/* a window was opened before */
 };
 
 struct recon {
@@ -608,7 +609,12 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 	if (!rt->live) {
 		if (ev->kind == MT_EV_END)
 			return 0;
-		open_window(r, rt, r->have_base ? 0 : t);
+		/* After an `end`, a new window starts where the last ended. */
+		if (rt->seen && t < rt->btime)
+			t = rt->btime;
+		open_window(r, rt, rt->seen ? rt->btime :
+		    r->have_base ? 0 : t);
+		rt->seen = 1;
 		rt->btime = t;
 	}
 	if (t < rt->btime)
