@@ -124,6 +124,7 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 	    !S_ISREG(sb.st_mode)) {
 		/* A device or FIFO (/dev/null): write to it, never replace it. */
 		s->fd = open(path, O_WRONLY);
+		s->path = strdup(path);	/* for messages */
 		if (s->fd < 0) {
 			snprintf(msg, n, "cannot open '%s': %s", path,
 			    strerror(errno));
@@ -140,20 +141,7 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 			goto bad;
 		}
 		snprintf(s->tmp, len + 16, "%s.tmp.XXXXXX", path);
-		if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-			/*
-			 * /dev/null, a FIFO, a terminal: write in place, as
-			 * a rename would replace the device.
-			 */
-			free(s->tmp);
-			s->tmp = NULL;
-			s->fd = open(path, O_WRONLY | O_CLOEXEC);
-			if (s->fd < 0) {
-				snprintf(msg, n, "cannot open '%s': %s", path,
-				    strerror(errno));
-				goto bad;
-			}
-		} else if ((s->fd = mkstemp(s->tmp)) < 0) {
+		if ((s->fd = mkstemp(s->tmp)) < 0) {
 			snprintf(msg, n, "cannot create '%s': %s", s->tmp,
 			    strerror(errno));
 			free(s->tmp);
@@ -301,8 +289,6 @@ sink_close(struct sink *s, int commit, char *msg, size_t n)
 			    s->tmp, s->path, strerror(errno));
 		if (!commit || s->err)
 			unlink(s->tmp);
-	} else if (s->path != NULL && close(s->fd) < 0 && commit) {
-		fail(s, -MT_E_IO, "close: %s", strerror(errno));
 	}
 	rc = s->err;
 	if (rc && msg)
