@@ -209,6 +209,13 @@ import_config(struct im *m, const struct mt_pd_attr *pa)
 		free(filt);
 	}
 
+	if (mt_pd_priv(pd, MT_PD_IPT_TIME_SHIFT, 0) > 63) {
+		/* perf's mmap page never has one: the file is corrupt. */
+		snprintf(m->d->msg, sizeof(m->d->msg), "AUXTRACE_INFO "
+		    "time_shift %llu is over 63", (unsigned long long)
+		    mt_pd_priv(pd, MT_PD_IPT_TIME_SHIFT, 0));
+		return -MT_E_CORRUPT;
+	}
 	s->has_timeconv = 1;
 	s->timeconv.time_shift = (uint16_t)mt_pd_priv(pd,
 	    MT_PD_IPT_TIME_SHIFT, 0);

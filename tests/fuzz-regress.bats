@@ -53,3 +53,11 @@ replay() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "ok $MT_ROOT/tests/fuzz/regress/elf/sym-size-wraps-end" ]
 }
+
+@test "fuzz regress: import-perf refuses a perf.data whose time_shift is over 63" {
+	f="$MT_ROOT/tests/fuzz/regress/perfdata/time-shift-over-63"
+	run mt-capture import-perf "$f" -o "$BATS_TEST_TMPDIR/s.snap"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: '$f': AUXTRACE_INFO time_shift 2560 is over 63" ]
+	[ ! -e "$BATS_TEST_TMPDIR/s.snap" ]
+}

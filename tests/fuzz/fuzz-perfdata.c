@@ -8,7 +8,9 @@
  * (as the importer does), and the whole content is written back with the
  * perf.data writer in file mode and in pipe mode and read again: the
  * attrs, AUXTRACE_INFO, AUXTRACE buffers, records and header features
- * must survive both.
+ * must survive both.  Then mt-capture's importer (mt-capture/perf-import.c,
+ * perf_import) turns it into a snapshot, without bundling files: when it
+ * succeeds the snapshot must write and read back.
  */
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +18,8 @@
 #include "err.h"
 #include "perfdata.h"
 #include "sideband.h"
+#include "snap.h"
+#include "../../mt-capture/perf.h"
 #include "fuzz.h"
 
 static void
@@ -141,6 +145,41 @@ same(const struct mt_pd *a, const struct mt_pd *b)
 	FUZZ_CHECK(a->cpuid == NULL || strcmp(a->cpuid, b->cpuid) == 0);
 }
 
+static void
+import(const struct mt_pd *pd)
+{
+	struct perf_import_opts o;
+	struct perf_diag d;
+	struct mt_snap s, back;
+	struct mt_snap_diag sd;
+	uint8_t *p;
+	size_t n;
+	int rc, fd;
+
+	memset(&o, 0, sizeof(o));
+	o.source = "fuzz";
+	memset(&d, 0, sizeof(d));
+	mt_snap_init(&s);
+	rc = perf_import(&o, pd, &s, &d);
+	if (rc < 0) {
+		FUZZ_CHECK(memchr(d.msg, '\0', sizeof(d.msg)) != NULL);
+	} else {
+		fd = fuzz_memfd("", 0);
+		FUZZ_CHECK(mt_snap_write_fd(&s, fd) == 0);
+		p = fuzz_slurp(fd, &n);
+		close(fd);
+		mt_snap_init(&back);
+		rc = mt_snap_read_mem(&back, p, n, &sd);
+		if (rc != 0)
+			fprintf(stderr, "imported snapshot does not read "
+			    "back: %s\n", sd.msg);
+		FUZZ_CHECK(rc == 0);
+		mt_snap_release(&back);
+		free(p);
+	}
+	mt_snap_release(&s);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -160,6 +199,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_CHECK(rc == 0);
 	walk_events(&pd, data, size);
+	import(&pd);
 	for (pipe = 0; pipe < 2; pipe++) {
 		size_t n;
 		uint8_t *p = rewrite(&pd, pipe, &n);
