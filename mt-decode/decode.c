@@ -163,7 +163,12 @@ dec_triggers(struct dec_buf *b, uint64_t upto)
 	for (; b->trigi < s->ntriggers; b->trigi++) {
 		const struct mt_snap_trigger *t = &s->triggers[b->trigi];
 
-		if (t->time > upto)
+		/*
+		 * A hit at the current time waits until time moves on:
+		 * events that share its nanosecond (the call that reached
+		 * the probe among them) come before it.
+		 */
+		if (t->time >= upto)
 			return;
 		if (t->tid != b->tid)
 			continue;
@@ -500,6 +505,13 @@ dec_config(const struct mt_snap *s, const struct mt_snap_aux *a,
 		cfg->cpu.stepping = s->host.stepping;
 		/* Unknown CPUs (-pte_bad_cpu) get no workarounds. */
 		(void)pt_cpu_errata(&cfg->errata, &cfg->cpu);
+	}
+	/*
+	 * The timing parameters hold whatever the vendor: the software
+	 * backend records its virtual clock's on any host (an AMD one too),
+	 * and without them libipt ignores MTC and CYC.
+	 */
+	if (s->has_host) {
 		cfg->nom_freq = (uint8_t)s->host.max_nonturbo_ratio;
 		cfg->cpuid_0x15_eax = s->host.cpuid_15[0];
 		cfg->cpuid_0x15_ebx = s->host.cpuid_15[1];
