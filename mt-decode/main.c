@@ -20,6 +20,7 @@
 
 #include <intel-pt.h>
 
+#include "cache.h"
 #include "decode.h"
 #include "err.h"
 #include "events.h"
@@ -156,6 +157,9 @@ run(struct main_opts *o, struct mt_snap *s)
 
 	if (o->info)
 		return info_print(stdout, s, o->in) < 0 ? 1 : 0;
+	if (decode_cache_bundled(s) == -MT_E_IO && !o->quiet)
+		fprintf(stderr, "mt-decode: warning: cannot store the bundled "
+		    "files in the build-id cache: %s\n", strerror(errno));
 	fd = open_out(o->out, &tmp);
 	if (fd < 0) {
 		fprintf(stderr, "mt-decode: cannot create '%s': %s\n", o->out,

@@ -19,6 +19,7 @@
 
 #include "a2l.h"
 #include "dso.h"
+#include "bidcache.h"
 #include "err.h"
 #include "stream.h"
 
@@ -99,7 +100,8 @@ warn_cb(void *ctx, const char *msg)
 int
 main(int argc, char **argv)
 {
-	const char *dirs[MAX_DIRS], *maps[MAX_MAPS];
+	const char *dirs[MAX_DIRS + 1], *maps[MAX_MAPS];
+	char cache[4096];
 	struct sym_a2l_opts a = { .exe = NULL };
 	struct sym_stream_opts s = { .demangle = 1, .out = "-", .in = "-" };
 	struct sym_dso_opts d = { .debug_dirs = dirs };
@@ -158,6 +160,10 @@ main(int argc, char **argv)
 	}
 	if (argc == 1)
 		s.in = argv[0];
+	/* After the --debug-dirs: the cache mt-decode fills with the ELF
+	 * files bundled in snapshots. */
+	if (mt_bidcache_dir(cache, sizeof(cache)) == 0)
+		dirs[d.ndebug_dirs++] = cache;
 	s.perf_maps = maps;
 	s.warn = warn_cb;
 	s.warn_ctx = &quiet;
