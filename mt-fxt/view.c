@@ -273,12 +273,13 @@ region_open(struct view *v, struct vthread *vt, uint64_t ts)
 		vt->e[i].f.flags &= ~(uint32_t)FR_OUTER;
 		vt->e[i].state = initial_state(v, vt, i, &marker);
 		vt->e[i].marker = marker;
-		if (vt->e[i].state == PENDING && vt->pending == vt->n)
-			vt->pending = i;
+		/* Frames going on across the region start are shown whole:
+		 * they are not short, and must precede inner segments. */
+		if (vt->e[i].state == PENDING)
+			show(v, vt, i);
 	}
 	while (k < vt->ns)
 		out_seg_push(v, vt, &vt->s[k++], ts);
-	settle(v, vt, ts);
 }
 
 /* Close the region at @ts: end what is shown, close segments. */
@@ -354,6 +355,15 @@ view_seg_push(struct view *v, const struct sym_thread *t, uint64_t ts)
 	s->create = ts;
 	s->out = 0;
 	advance(v, vt, ts);
+	/*
+	 * The output orders events by segment: frames still pending below
+	 * a new segment are decided now, and kept (with --min-duration, a
+	 * frame holding a system call or interrupt is not dropped).
+	 */
+	if (vt->active)
+		for (; vt->pending < vt->n; vt->pending++)
+			if (vt->e[vt->pending].state == PENDING)
+				show(v, vt, vt->pending);
 	if (vt->active && !s->out)
 		out_seg_push(v, vt, s, ts < vt->rstart ? vt->rstart : ts);
 }
@@ -401,6 +411,10 @@ view_begin(struct view *v, const struct sym_thread *t, uint64_t ts,
 	x = &vt->e[vt->n];
 	x->f = *f;
 	x->start = vt->active && ts < vt->rstart ? vt->rstart : ts;
+	/* An outer frame starts with its segment as the output knows it. */
+	if (vt->active && (f->flags & FR_OUTER) && vt->ns > 0 &&
+	    vt->s[vt->ns - 1].out)
+		x->start = vt->s[vt->ns - 1].create;
 	x->state = initial_state(v, vt, vt->n, &marker);
 	x->marker = marker;
 	if (!vt->active)
