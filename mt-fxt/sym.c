@@ -43,7 +43,7 @@ struct sym {
 	size_t poollen, poolcap;
 	struct str *strs;	/* handle -> bytes; 0 unused */
 	uint32_t nstr, capstr;
-	struct idmap strmap;	/* hash -> chain is not kept: see sym_intern */
+	struct idmap strmap;	/* FNV hash (probed on collision) -> handle */
 
 	struct idmap files;	/* file id -> string handle */
 	struct idmap fns;	/* fn id -> index + 1 in fnv */
