@@ -27,13 +27,13 @@
 
 #include "buf.h"
 #include "err.h"
-#include "outfile.h"
 #include "sideband.h"
 #include "snap.h"
 #include "backend.h"
 #include "proc.h"
 #include "ptattr.h"
 #include "sbevent.h"
+#include "snapout.h"
 #include "sysfs.h"
 #include "trigger.h"
 
@@ -800,28 +800,12 @@ snapshot_path(const char *out, unsigned index, char *buf, size_t sz)
 		snprintf(buf, sz, "%.*s.%u", (int)n, out, index);
 }
 
-/*
- * Write @s to @path atomically (common/outfile: temp file + rename, a
- * device in place), mode 0600: a snapshot holds memory contents.
- */
+/* Write @s to @path (snapout.h), saying why when that fails. */
 static int
 write_atomic(const struct mt_snap *s, const char *path)
 {
-	struct mt_outfile o;
-	int rc;
+	int rc = mt_cap_write_snapshot(s, path);
 
-	rc = mt_outfile_open(&o, path, 0600);
-	if (rc < 0) {
-		warn("cannot create '%s'", path);
-		mt_outfile_abort(&o);
-		return rc;
-	}
-	rc = mt_snap_write_fd(s, o.fd);
-	if (rc < 0) {
-		mt_outfile_abort(&o);
-	} else {
-		rc = mt_outfile_commit(&o);
-	}
 	if (rc < 0)
 		warnx("cannot write snapshot '%s': %s; nothing was left under "
 		    "that name", path, rc == -MT_E_IO ? strerror(errno) :

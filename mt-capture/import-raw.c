@@ -38,6 +38,7 @@
 #include "elffile.h"
 #include "err.h"
 #include "snap.h"
+#include "snapout.h"
 
 #define RAW_PAGE 4096
 #define RAW_MAX_FILE (1ull << 34)	/* 16 GiB: refuse larger inputs */
@@ -358,46 +359,19 @@ out:
 static int
 raw_write(const struct mt_snap *s, const char *out)
 {
-	char *tmp = NULL;
-	int fd, rc;
+	int rc;
 
-	if (strcmp(out, "-") == 0) {
-		if (isatty(STDOUT_FILENO)) {
-			fprintf(stderr, "mt-capture: standard output is a "
-			    "terminal: not writing a snapshot there\n");
-			return 2;
-		}
-		rc = mt_snap_write_fd(s, STDOUT_FILENO);
-		if (rc < 0) {
-			fprintf(stderr, "mt-capture: cannot write the "
-			    "snapshot: %s\n", mt_strerror(rc));
-			return 1;
-		}
-		return 0;
+	if (strcmp(out, "-") == 0 && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "mt-capture: standard output is a terminal: "
+		    "not writing a snapshot there\n");
+		return 2;
 	}
-	if (asprintf(&tmp, "%s.tmpXXXXXX", out) < 0)
-		return 1;
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		fprintf(stderr, "mt-capture: cannot create '%s': %s\n", tmp,
-		    strerror(errno));
-		free(tmp);
-		return 1;
-	}
-	(void)fchmod(fd, 0600);	/* it holds memory contents */
-	rc = mt_snap_write_fd(s, fd);
-	if (close(fd) < 0 && rc >= 0)
-		rc = -MT_E_IO;
-	if (rc >= 0 && rename(tmp, out) < 0)
-		rc = -MT_E_IO;
+	rc = mt_cap_write_snapshot(s, out);
 	if (rc < 0) {
 		fprintf(stderr, "mt-capture: cannot write '%s': %s\n", out,
 		    rc == -MT_E_IO ? strerror(errno) : mt_strerror(rc));
-		unlink(tmp);
-		free(tmp);
 		return 1;
 	}
-	free(tmp);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 
 #include "cmds.h"
 #include "err.h"
+#include "outfile.h"
 #include "perf.h"
 #include "perfdata.h"
 #include "snap.h"
@@ -63,49 +64,33 @@ warn_cb(void *arg, const char *msg)
 }
 
 /*
- * Open a temporary file next to @out (or stdout for "-").  *@tmp gets the
- * temporary name (to rename or unlink), NULL for stdout.
+ * Open @out ("-": stdout) through common/outfile: a temporary name renamed
+ * by close_out() when complete, a device written in place.  Mode 0600:
+ * both files hold memory contents.  Returns the fd or -1 (errno set).
  */
 static int
-open_out(const char *out, char **tmp)
+open_out(const char *out, struct mt_outfile *of)
 {
-	size_t n;
-	int fd;
-
-	*tmp = NULL;
-	if (strcmp(out, "-") == 0)
-		return STDOUT_FILENO;
-	n = strlen(out) + 16;
-	*tmp = malloc(n);
-	if (*tmp == NULL)
+	if (mt_outfile_open(of, out, 0600) < 0) {
+		mt_outfile_abort(of);
 		return -1;
-	snprintf(*tmp, n, "%s.tmpXXXXXX", out);
-	fd = mkstemp(*tmp);
-	if (fd < 0) {
-		free(*tmp);
-		*tmp = NULL;
 	}
-	return fd;
+	return of->fd;
 }
 
-/* Close, then rename into place (rc == 0) or remove the temporary. */
+/* Rename into place (rc == 0) or remove the temporary file. */
 static int
-close_out(int fd, char *tmp, const char *out, int rc)
+close_out(struct mt_outfile *of, const char *out, int rc)
 {
-	if (tmp == NULL)
+	if (rc != 0) {
+		mt_outfile_abort(of);
 		return rc;
-	if (close(fd) < 0 && rc == 0) {
+	}
+	if (mt_outfile_commit(of) < 0) {
 		warn("cannot write '%s'", out);
-		rc = 1;
+		return 1;
 	}
-	if (rc == 0 && rename(tmp, out) < 0) {
-		warn("cannot rename '%s' to '%s'", tmp, out);
-		rc = 1;
-	}
-	if (rc != 0)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return 0;
 }
 
 static int
@@ -152,7 +137,7 @@ cmd_import_perf(int argc, char **argv)
 	struct perf_import_opts o = { .bundle = 1, .warn = warn_cb };
 	const char *in = "-", *out = NULL, *home = getenv("HOME");
 	char debug_dir[PATH_MAX], flat_dir[PATH_MAX], *defout = NULL;
-	char *tmp = NULL;
+	struct mt_outfile of;
 	struct mt_pd pd;
 	struct mt_pd_diag pdd;
 	struct perf_diag d;
@@ -259,7 +244,7 @@ cmd_import_perf(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	ofd = open_out(out, &tmp);
+	ofd = open_out(out, &of);
 	if (ofd < 0) {
 		warn("cannot create '%s'", out);
 		rc = 1;
@@ -271,7 +256,7 @@ cmd_import_perf(int argc, char **argv)
 		    strerror(errno) : mt_strerror(rc));
 		rc = 1;
 	}
-	rc = close_out(ofd, tmp, out, rc);
+	rc = close_out(&of, out, rc);
 done:
 	mt_snap_release(&s);
 	mt_pd_release(&pd);
@@ -322,7 +307,8 @@ cmd_export_perf(int argc, char **argv)
 	};
 	struct perf_export_opts o = { .warn = warn_cb };
 	const char *in = "-", *out = "perf.data", *files = NULL;
-	char files_abs[PATH_MAX + 64], cwd[PATH_MAX], *tmp = NULL;
+	char files_abs[PATH_MAX + 64], cwd[PATH_MAX];
+	struct mt_outfile of;
 	struct mt_snap_diag sd;
 	struct perf_diag d;
 	struct mt_snap s;
@@ -408,7 +394,7 @@ cmd_export_perf(int argc, char **argv)
 		mt_snap_release(&s);
 		return 1;
 	}
-	ofd = open_out(out, &tmp);
+	ofd = open_out(out, &of);
 	if (ofd < 0) {
 		warn("cannot create '%s'", out);
 		mt_snap_release(&s);
@@ -425,7 +411,7 @@ cmd_export_perf(int argc, char **argv)
 			    mt_strerror(rc));
 		rc = 1;
 	}
-	rc = close_out(ofd, tmp, out, rc);
+	rc = close_out(&of, out, rc);
 	mt_snap_release(&s);
 	return rc;
 }

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Writing a snapshot file atomically, mode 0600 (see snapout.h). */
+#include <errno.h>
+
+#include "err.h"
+#include "outfile.h"
+#include "snap.h"
+#include "snapout.h"
+
+int
+mt_cap_write_snapshot(const struct mt_snap *s, const char *path)
+{
+	struct mt_outfile o;
+	int rc, e;
+
+	rc = mt_outfile_open(&o, path, 0600);
+	if (rc < 0) {
+		mt_outfile_abort(&o);
+		return rc;
+	}
+	rc = mt_snap_write_fd(s, o.fd);
+	if (rc < 0) {
+		e = errno;
+		mt_outfile_abort(&o);
+		errno = e;
+		return rc;
+	}
+	return mt_outfile_commit(&o);
+}
