@@ -628,6 +628,39 @@ src_read(struct src *in, void *p, size_t n)
 	return 0;
 }
 
+/*
+ * Read a payload of @len bytes into a new buffer *@pay.  From a pipe the
+ * buffer grows with the bytes that actually arrive, so a hostile length
+ * costs no more memory than the input really holds.
+ * Returns 0, -MT_E_TRUNC, -MT_E_IO or -MT_E_NOMEM (*@pay is then freed or
+ * left for the caller to free).
+ */
+static int
+read_payload(struct src *in, size_t len, uint8_t **pay)
+{
+	size_t have = 0, cap;
+	uint8_t *p;
+	int rc;
+
+	cap = in->mem || len < (1u << 20) ? len : (1u << 20);
+	*pay = p = malloc(cap ? cap : 1);
+	if (p == NULL)
+		return -MT_E_NOMEM;
+	for (;;) {
+		rc = src_read(in, p + have, cap - have);
+		if (rc < 0)
+			return rc;
+		have = cap;
+		if (have == len)
+			return 0;
+		cap = len - cap < cap ? len : cap * 2;
+		p = realloc(*pay, cap);
+		if (p == NULL)
+			return -MT_E_NOMEM;
+		*pay = p;
+	}
+}
+
 /* Can @n more bytes possibly exist?  Memory knows; a pipe gets a limit. */
 static int
 src_room(const struct src *in, uint64_t n)
@@ -1004,14 +1037,13 @@ read_all(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 			    (unsigned long long)len);
 			goto out;
 		}
-		pay = malloc(len ? (size_t)len : 1);
-		if (pay == NULL) {
+		rc = read_payload(in, (size_t)len, &pay);
+		if (rc == -MT_E_NOMEM) {
 			rc = diag(d, -MT_E_NOMEM, start, type,
 			    "out of memory for %s chunk of %llu bytes", tn,
 			    (unsigned long long)len);
 			goto out;
 		}
-		rc = src_read(in, pay, (size_t)len);
 		if (rc == 0)
 			rc = src_read(in, sum, sizeof(sum));
 		if (rc == -MT_E_IO)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -361,6 +362,51 @@ reads_from_a_pipe(void)
 	mt_snap_release(&s);
 }
 
+static void
+huge_length_from_a_pipe_is_truncation_not_allocation(void)
+{
+	struct mt_wbuf w;
+	struct mt_snap r;
+	struct mt_snap_diag d;
+	uint8_t hdr[16];
+	int fds[2];
+
+	mt_wbuf_init(&w);
+	header(&w, 1);
+	mt_put_le32(hdr, MT_SNAP_AUX);
+	mt_put_le32(hdr + 4, 0);
+	mt_put_le64(hdr + 8, 8ull << 30);	/* 8 GiB announced */
+	mt_wbuf_put(&w, hdr, 16);
+	mt_wbuf_put(&w, "only a few bytes", 16);
+	CHECK(pipe(fds) == 0);
+	CHECK(write(fds[1], w.p, w.len) == (ssize_t)w.len);
+	close(fds[1]);
+#ifndef __SANITIZE_ADDRESS__
+	{
+		/* 1 GiB of address space: allocating the announced length
+		 * would fail with -MT_E_NOMEM instead of reading on. */
+		struct rlimit rl = { 1ull << 30, 1ull << 30 };
+		struct rlimit old;
+
+		getrlimit(RLIMIT_AS, &old);
+		rl.rlim_max = old.rlim_max;
+		if (old.rlim_max != RLIM_INFINITY && old.rlim_max < rl.rlim_cur)
+			rl.rlim_cur = old.rlim_max;
+		setrlimit(RLIMIT_AS, &rl);
+		mt_snap_init(&r);
+		CHECK(mt_snap_read_fd(&r, fds[0], &d) == -MT_E_TRUNC);
+		setrlimit(RLIMIT_AS, &old);
+	}
+#else
+	mt_snap_init(&r);
+	CHECK(mt_snap_read_fd(&r, fds[0], &d) == -MT_E_TRUNC);
+#endif
+	CHECK(strstr(d.msg, "truncated in AUX chunk at offset 32") != NULL);
+	close(fds[0]);
+	mt_snap_release(&r);
+	mt_wbuf_release(&w);
+}
+
 int
 main(void)
 {
@@ -372,5 +418,6 @@ main(void)
 	TEST(checksum_error_names_chunk);
 	TEST(short_payload_is_corrupt);
 	TEST(reads_from_a_pipe);
+	TEST(huge_length_from_a_pipe_is_truncation_not_allocation);
 	return tap_done();
 }
