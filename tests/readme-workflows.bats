@@ -121,14 +121,16 @@ trigger_stack() {
 
 @test "README: --between and --min-duration keep a readable, valid trace" {
 	cd "$W"
-	run mt-fxt --between dlopen,dlsym -o between.fxt.gz < demo.events
+	run mt-fxt --between dlopen,__cos_fma -o between.fxt.gz < demo.events
 	[ "$status" -eq 0 ]
-	run "$MT_ROOT/tests/helpers/fxt-check" --stats between.fxt.gz
+	run "$MT_ROOT/tests/helpers/fxt-check" --dump between.fxt.gz
 	[ "$status" -eq 0 ]
-	run mt-fxt --min-duration 1000 --format summary < demo.events
+	[[ "$output" == *"+dlopen "* ]]
+	[[ "$output" != *"+_dl_start "* ]]
+	run mt-fxt --min-duration 1us --format summary < demo.events
 	[ "$status" -eq 0 ]
 	[[ "$output" == *dropped* ]]
-	run mt-fxt --min-duration 1000 -o coarse.fxt.gz < demo.events
+	run mt-fxt --min-duration 1us -o coarse.fxt.gz < demo.events
 	[ "$status" -eq 0 ]
 	run "$MT_ROOT/tests/helpers/fxt-check" coarse.fxt.gz
 	[ "$status" -eq 0 ]
