@@ -270,6 +270,25 @@ resume_now(struct mt_emu_trace *t, struct thr *th, int sig)
 	th->running = 1;
 }
 
+/*
+ * Where a thread held in an interrupt stop resumes.  Stopped inside a
+ * system call the kernel will restart (rax -ERESTART*, orig_rax the call),
+ * the kernel moves the IP back over the 2-byte syscall instruction when
+ * it resumes and enters the call again: the model must start there, or
+ * it would take that blocking call for a single step in flight (waiting
+ * for it, deaf to --duration, and misplacing its packets).
+ */
+static uint64_t
+resume_ip(const struct user_regs_struct *r)
+{
+	long rv = (long)r->rax;
+
+	if ((long)r->orig_rax >= 0 && (rv == -512 || rv == -513 ||
+	    rv == -514 || rv == -516))
+		return r->rip - 2;	/* ERESTARTSYS..ERESTART_RESTARTBLOCK */
+	return r->rip;
+}
+
 /* Begin stepping @th at @ip: TIP.PGE (with PSB+ the first time). */
 static int
 start_step(struct mt_emu_trace *t, struct thr *th, uint64_t ip)
@@ -711,10 +730,10 @@ on_stop(struct mt_emu_trace *t, pid_t tid, int status)
 		if (t->phase == PH_STEP && th->mode == M_NATIVE &&
 		    !th->detach) {
 			if (get_regs(tid, &r) == 0)
-				rc = start_step(t, th, r.rip);
+				rc = start_step(t, th, resume_ip(&r));
 		} else if (t->phase == PH_STEP && !th->started && !th->detach) {
 			if (get_regs(tid, &r) == 0)
-				rc = start_step(t, th, r.rip);
+				rc = start_step(t, th, resume_ip(&r));
 		}
 		resume(t, th, 0);
 		return rc;
@@ -859,7 +878,7 @@ begin_attached(struct mt_emu_trace *t)
 			continue;
 		if (t->phase == PH_STEP && !th->detach &&
 		    get_regs(th->tid, &r) == 0 &&
-		    (rc = start_step(t, th, r.rip)) < 0)
+		    (rc = start_step(t, th, resume_ip(&r))) < 0)
 			return rc;
 		resume(t, th, 0);
 	}
@@ -995,6 +1014,58 @@ mt_emu_trace_resume(struct mt_emu_trace *t)
 	return 0;
 }
 
+/* Is SIGTRAP queued for thread @tid itself (SigPnd in its status)? */
+static int
+trap_pending(pid_t tid)
+{
+	char path[64], line[128];
+	unsigned long long mask = 0;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "SigPnd: %llx", &mask) == 1) {
+			found = 1;
+			break;
+		}
+	fclose(f);
+	return found && (mask & (1ull << (SIGTRAP - 1))) != 0;
+}
+
+/*
+ * A thread interrupted while its single step (or a stepped system call)
+ * was completing stops at PTRACE_EVENT_STOP with the step's SIGTRAP still
+ * queued: the kernel reports the interrupt before it dequeues signals.
+ * Detached like that, the SIGTRAP is delivered untraced and kills the
+ * process.  Let it dequeue the SIGTRAP into a signal-delivery-stop, where
+ * detaching with signal 0 discards it.  Other signals dequeued first are
+ * delivered on.  Returns the signal to detach with (0 or one such signal
+ * stopped at last), or -1 if the thread is gone.
+ */
+static int
+drain_trap(pid_t tid)
+{
+	int status, sig = 0, n;
+
+	for (n = 0; n < 16 && trap_pending(tid); n++) {
+		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig) != 0)
+			return -1;
+		if (waitpid(tid, &status, __WALL) != tid ||
+		    WIFEXITED(status) || WIFSIGNALED(status))
+			return -1;
+		sig = 0;
+		if (WIFSTOPPED(status) && (status >> 16) == 0) {
+			if (WSTOPSIG(status) == SIGTRAP)
+				break;
+			sig = WSTOPSIG(status);
+		}
+	}
+	return sig;
+}
+
 void
 mt_emu_trace_detach(struct mt_emu_trace *t)
 {
@@ -1020,6 +1091,10 @@ mt_emu_trace_detach(struct mt_emu_trace *t)
 			/* Keep a real signal that was about to be delivered. */
 			if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP)
 				sig = WSTOPSIG(status);
+			else if ((sig = drain_trap(th->tid)) < 0) {
+				th->gone = 1;
+				continue;
+			}
 		}
 		if (t->bp_addr != 0 && th->pid == t->bp_pid)
 			unplant(t, th->tid);
