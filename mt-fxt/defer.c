@@ -5,6 +5,7 @@
 
 #include "defer.h"
 #include "err.h"
+#include "grow.h"
 #include "out.h"
 #include "sym.h"
 
@@ -34,25 +35,6 @@ struct defer {
 	uint32_t nthr;
 	int err;
 };
-
-static int
-grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, (size_t)ncap * elem);
-	if (np == NULL)
-		return -MT_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 int
 defer_new(struct defer **dp, defer_emit_fn emit, void *ctx)
@@ -114,7 +96,8 @@ defer_seg_push(struct defer *d, const struct sym_thread *t, uint64_t ts)
 
 	if (dt == NULL)
 		return;
-	if (grow((void **)&dt->s, &dt->caps, dt->ns + 1, sizeof(*dt->s)) < 0) {
+	if (fxt_grow((void **)&dt->s, &dt->caps, dt->ns + 1,
+	    sizeof(*dt->s)) < 0) {
 		d->err = -MT_E_NOMEM;
 		return;
 	}
@@ -159,7 +142,8 @@ defer_event(struct defer *d, const struct sym_thread *t, int kind,
 		return;
 	}
 	s = &dt->s[dt->ns - 1];
-	if (grow((void **)&dt->q, &dt->capq, dt->nq + 1, sizeof(*dt->q)) < 0) {
+	if (fxt_grow((void **)&dt->q, &dt->capq, dt->nq + 1,
+	    sizeof(*dt->q)) < 0) {
 		d->err = -MT_E_NOMEM;
 		return;
 	}

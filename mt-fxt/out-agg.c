@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "grow.h"
 #include "out.h"
 #include "sink.h"
 #include "sym.h"
@@ -81,32 +82,13 @@ struct agg {
 	uint64_t hcount, hsum, hmin, hmax;
 };
 
-static int
-grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, (size_t)ncap * elem);
-	if (np == NULL)
-		return -MT_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 static uint32_t
 node_new(struct agg *a, uint32_t name, uint32_t parent)
 {
 	struct node *x;
 	uint32_t i;
 
-	if (grow((void **)&a->n, &a->capn, a->nn + 1, sizeof(*a->n)) < 0) {
+	if (fxt_grow((void **)&a->n, &a->capn, a->nn + 1, sizeof(*a->n)) < 0) {
 		a->o->err = -MT_E_NOMEM;
 		return NONE;
 	}
@@ -187,7 +169,7 @@ agg_seg_push(struct out *o, const struct sym_thread *t, uint64_t ts)
 	uint32_t p;
 
 	(void)ts;
-	if (at == NULL || grow((void **)&at->seg, &at->capseg, at->nseg + 1,
+	if (at == NULL || fxt_grow((void **)&at->seg, &at->capseg, at->nseg + 1,
 	    sizeof(*at->seg)) < 0) {
 		o->err = -MT_E_NOMEM;
 		return;
@@ -283,7 +265,7 @@ agg_begin(struct out *o, const struct sym_thread *t, uint64_t ts,
 			return;
 	}
 	a->n[x].calls++;
-	if (grow((void **)&at->st, &at->capst, at->nst + 1,
+	if (fxt_grow((void **)&at->st, &at->capst, at->nst + 1,
 	    sizeof(*at->st)) < 0) {
 		o->err = -MT_E_NOMEM;
 		return;
@@ -416,7 +398,7 @@ print_folded(struct agg *a)
 		for (y = i; a->n[y].parent != NONE; y = a->n[y].parent) {
 			if (a->n[y].name == 0)
 				continue;
-			if (grow((void **)&path, &capp, np + 1,
+			if (fxt_grow((void **)&path, &capp, np + 1,
 			    sizeof(*path)) < 0)
 				goto nomem;
 			path[np++] = a->n[y].name;
@@ -452,7 +434,8 @@ print_folded(struct agg *a)
 				    '_' : p[m];
 		}
 		*q = '\0';
-		if (grow((void **)&lines, &capl, nl + 1, sizeof(*lines)) < 0) {
+		if (fxt_grow((void **)&lines, &capl, nl + 1,
+		    sizeof(*lines)) < 0) {
 			free(s);
 			goto nomem;
 		}
@@ -521,7 +504,8 @@ fn_stats(struct agg *a, uint32_t *nout)
 	for (i = 0; i < a->nthr; i++) {
 		if (a->thr[i] == NULL)
 			continue;
-		if (grow((void **)&stack, &caps, ns + 1, sizeof(*stack)) < 0)
+		if (fxt_grow((void **)&stack, &caps, ns + 1,
+		    sizeof(*stack)) < 0)
 			goto fail;
 		stack[ns++] = a->thr[i]->root;
 		while (ns > 0) {
@@ -542,13 +526,13 @@ fn_stats(struct agg *a, uint32_t *nout)
 				if (onpath[nd->name] == 0)
 					acc[nd->name].incl += nd->total;
 				onpath[nd->name]++;
-				if (grow((void **)&stack, &caps, ns + 1,
+				if (fxt_grow((void **)&stack, &caps, ns + 1,
 				    sizeof(*stack)) < 0)
 					goto fail;
 				stack[ns++] = x | 0x80000000u;
 			}
 			for (c = nd->child; c != NONE; c = a->n[c].next) {
-				if (grow((void **)&stack, &caps, ns + 1,
+				if (fxt_grow((void **)&stack, &caps, ns + 1,
 				    sizeof(*stack)) < 0)
 					goto fail;
 				stack[ns++] = c;
@@ -611,7 +595,7 @@ print_trigger(struct agg *a, const struct trig *tr, uint32_t k)
 	for (y = x; y != NONE && a->n[y].parent != NONE; y = a->n[y].parent) {
 		if (a->n[y].name == 0)
 			continue;
-		if (grow((void **)&path, &cap, np + 1, sizeof(*path)) < 0)
+		if (fxt_grow((void **)&path, &cap, np + 1, sizeof(*path)) < 0)
 			break;
 		path[np++] = a->n[y].name;
 	}

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "grow.h"
 #include "events.h"
 #include "out.h"
 #include "recon.h"
@@ -84,25 +85,6 @@ struct recon {
 	/* Interned names. */
 	uint32_t n_unknown, n_untraced, n_syscall, n_overflow;
 };
-
-static int
-grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, (size_t)ncap * elem);
-	if (np == NULL)
-		return -MT_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 int
 recon_new(struct recon **rp, struct sym *sym, struct view *v,
@@ -201,7 +183,7 @@ push(struct recon *r, struct rthread *rt, uint64_t ts, const struct frame *f,
 {
 	struct rframe *x;
 
-	if (grow((void **)&rt->fr, &rt->capfr, rt->nfr + 1,
+	if (fxt_grow((void **)&rt->fr, &rt->capfr, rt->nfr + 1,
 	    sizeof(*rt->fr)) < 0) {
 		r->err = -MT_E_NOMEM;
 		return;
@@ -383,7 +365,7 @@ push_gap(struct recon *r, struct rthread *rt, uint64_t ts, uint32_t name,
 static void
 open_window(struct recon *r, struct rthread *rt, uint64_t create)
 {
-	if (grow((void **)&rt->seg, &rt->capseg, 1, sizeof(*rt->seg)) < 0) {
+	if (fxt_grow((void **)&rt->seg, &rt->capseg, 1, sizeof(*rt->seg)) < 0) {
 		r->err = -MT_E_NOMEM;
 		return;
 	}
@@ -426,7 +408,7 @@ kernel_enter(struct recon *r, struct rthread *rt, uint64_t ts,
 {
 	struct rseg *s;
 
-	if (grow((void **)&rt->seg, &rt->capseg, rt->nseg + 1,
+	if (fxt_grow((void **)&rt->seg, &rt->capseg, rt->nseg + 1,
 	    sizeof(*rt->seg)) < 0) {
 		r->err = -MT_E_NOMEM;
 		return;
@@ -631,7 +613,7 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 		rt->haserr = 1;
 		rt->errtime = t;
 	}
-	if (grow((void **)&rt->batch, &rt->capb, rt->nb + 1,
+	if (fxt_grow((void **)&rt->batch, &rt->capb, rt->nb + 1,
 	    sizeof(*rt->batch)) < 0)
 		return r->err = -MT_E_NOMEM;
 	e = &rt->batch[rt->nb++];

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "grow.h"
 #include "events.h"
 #include "sym.h"
 
@@ -152,28 +153,6 @@ idmap_release(struct idmap *m)
 	free(m->vals);
 }
 
-static int
-growv(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need) {
-		if (ncap > UINT32_MAX / 2)
-			return -MT_E_NOMEM;
-		ncap *= 2;
-	}
-	np = realloc(*p, (size_t)ncap * elem);
-	if (np == NULL)
-		return -MT_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 int
 sym_new(struct sym **sp)
 {
@@ -183,7 +162,7 @@ sym_new(struct sym **sp)
 	if (s == NULL)
 		return -MT_E_NOMEM;
 	s->nstr = 1;
-	if (growv((void **)&s->strs, &s->capstr, 1, sizeof(*s->strs)) < 0) {
+	if (fxt_grow((void **)&s->strs, &s->capstr, 1, sizeof(*s->strs)) < 0) {
 		free(s);
 		return -MT_E_NOMEM;
 	}
@@ -284,7 +263,7 @@ sym_intern(struct sym *s, const char *p, size_t len)
 		s->pool = np;
 		s->poolcap = ncap;
 	}
-	if (growv((void **)&s->strs, &s->capstr, s->nstr + 1,
+	if (fxt_grow((void **)&s->strs, &s->capstr, s->nstr + 1,
 	    sizeof(*s->strs)) < 0)
 		goto nomem;
 	h = s->nstr;
@@ -353,7 +332,7 @@ sym_add_fn(struct sym *s, uint32_t id, uint64_t start, const char *name)
 		h = sym_addr_name(s, start);
 	i = idmap_get(&s->fns, id);
 	if (i == 0) {
-		if (growv((void **)&s->fnv, &s->capfn, s->nfn + 1,
+		if (fxt_grow((void **)&s->fnv, &s->capfn, s->nfn + 1,
 		    sizeof(*s->fnv)) < 0)
 			return -MT_E_NOMEM;
 		i = ++s->nfn;
@@ -376,9 +355,9 @@ sym_add_loc(struct sym *s, uint32_t id, uint64_t addr,
 	for (k = 0; k < n; k++)
 		if (idmap_get(&s->fns, f[k].fn) == 0)
 			return -MT_E_CORRUPT;
-	if (growv((void **)&s->frames, &s->capframes, s->nframes + n,
+	if (fxt_grow((void **)&s->frames, &s->capframes, s->nframes + n,
 	    sizeof(*s->frames)) < 0 ||
-	    growv((void **)&s->locv, &s->caploc, s->nloc + 1,
+	    fxt_grow((void **)&s->locv, &s->caploc, s->nloc + 1,
 	    sizeof(*s->locv)) < 0)
 		return -MT_E_NOMEM;
 	i = idmap_get(&s->locs, id);
@@ -439,7 +418,7 @@ get_proc(struct sym *s, uint32_t pid)
 
 	if (i != 0)
 		return s->procs[i - 1];
-	if (growv((void **)&s->procs, &s->capproc, s->nproc + 1,
+	if (fxt_grow((void **)&s->procs, &s->capproc, s->nproc + 1,
 	    sizeof(*s->procs)) < 0 || (p = calloc(1, sizeof(*p))) == NULL) {
 		s->err = -MT_E_NOMEM;
 		return NULL;
@@ -478,7 +457,7 @@ sym_thread(struct sym *s, uint32_t pid, uint32_t tid)
 		return s->threads[i - 1];
 	if ((p = get_proc(s, pid)) == NULL)
 		return NULL;
-	if (growv((void **)&s->threads, &s->capthr, s->nthr + 1,
+	if (fxt_grow((void **)&s->threads, &s->capthr, s->nthr + 1,
 	    sizeof(*s->threads)) < 0 || (t = calloc(1, sizeof(*t))) == NULL) {
 		s->err = -MT_E_NOMEM;
 		return NULL;

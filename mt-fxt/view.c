@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "grow.h"
 #include "opts.h"
 #include "out.h"
 #include "sym.h"
@@ -71,25 +72,6 @@ struct view {
 	uint64_t nshown;		/* shown frames open, all threads */
 	int err;
 };
-
-static int
-grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-	uint32_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, (size_t)ncap * elem);
-	if (np == NULL)
-		return -MT_E_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 int
 view_new(struct view **vp, const struct fxt_opts *o, struct out *out,
@@ -346,7 +328,8 @@ view_seg_push(struct view *v, const struct sym_thread *t, uint64_t ts)
 
 	if (vt == NULL)
 		return;
-	if (grow((void **)&vt->s, &vt->caps, vt->ns + 1, sizeof(*vt->s)) < 0) {
+	if (fxt_grow((void **)&vt->s, &vt->caps, vt->ns + 1,
+	    sizeof(*vt->s)) < 0) {
 		v->err = -MT_E_NOMEM;
 		return;
 	}
@@ -404,7 +387,8 @@ view_begin(struct view *v, const struct sym_thread *t, uint64_t ts,
 		if (vt->active)
 			region_close(v, vt, ts);
 	}
-	if (grow((void **)&vt->e, &vt->cap, vt->n + 1, sizeof(*vt->e)) < 0) {
+	if (fxt_grow((void **)&vt->e, &vt->cap, vt->n + 1,
+	    sizeof(*vt->e)) < 0) {
 		v->err = -MT_E_NOMEM;
 		return;
 	}
