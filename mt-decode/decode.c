@@ -13,9 +13,11 @@
  * where it went: the next block's IP, the IP of a disable event, or the
  * source of an asynchronous branch.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <intel-pt.h>
 
@@ -53,6 +55,7 @@ struct dec_run {
 	 * images; NULL: image_set_image(). */
 	struct pt_image *(*image)(void *arg, uint32_t pid);
 	void *image_arg;
+	struct decode_progress *prog;	/* NULL: none (and in workers) */
 };
 
 /* The image of @pid for this run (a worker's copy under -j). */
@@ -446,6 +449,17 @@ dec_error(struct dec_buf *b, int st)
 	    pt_errstr(pt_errcode(st)));
 }
 
+/* A progress line: the buffers before this one and our offset in it. */
+static void
+dec_progress(struct dec_buf *b)
+{
+	uint64_t off = 0;
+
+	pt_blk_get_offset(b->dec, &off);
+	decode_progress_show(b->r->prog, b->r->prog->done + off,
+	    b->r->st->events);
+}
+
 /* The documented loop over one synced stretch; returns libipt's status. */
 static int
 dec_stretch(struct dec_buf *b, int st)
@@ -482,6 +496,8 @@ dec_stretch(struct dec_buf *b, int st)
 			if (dec_block(b, &blk) < 0)
 				return -pte_nomem;
 		}
+		if (b->r->prog != NULL && mt_progress_due(&b->r->prog->p))
+			dec_progress(b);
 		if (st < 0)
 			return st;
 	}
@@ -609,6 +625,8 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 				    r->s->triggers[b.trigi].ip, 0,
 				    r->s->triggers[b.trigi].what);
 	dec_emit(&b, MT_EV_END, dec_time(&b, 0), 0, 0);
+	if (r->prog != NULL)
+		r->prog->done += a->len;
 out:
 	pt_blk_free_decoder(b.dec);
 	return rc;
@@ -731,6 +749,7 @@ decode_run(const struct decode_opts *o, const struct mt_snap *s,
 	r.s = s;
 	r.w = w;
 	r.st = st;
+	r.prog = o->progress;
 	r.perf_clock = s->has_timeconv && s->timeconv.cap_user_time_zero &&
 	    s->has_ptcfg && (s->ptcfg.config & MT_PT_CFG_TSC);
 	rc = image_set_new(&r.is, s, &o->img);
@@ -753,7 +772,8 @@ decode_run(const struct decode_opts *o, const struct mt_snap *s,
 	rc = dec_header(&r);
 	/* -j N: buffers decoded by parallel.c's workers (same output). */
 	if (rc >= 0 && o->jobs > 1)
-		rc = par_decode(&r, s, r.is, st, o->jobs, o->out_fd, w);
+		rc = par_decode(&r, s, r.is, st, o->jobs, o->out_fd, w,
+		    r.prog);
 	if (rc == PAR_SEQUENTIAL || (rc >= 0 && o->jobs <= 1))
 		for (rc = 0, i = 0; rc >= 0 && i < s->naux; i++)
 			rc = dec_buffer(&r, &s->aux[i]);
@@ -788,6 +808,7 @@ dec_fork(const struct dec_run *r, struct pt_image *(*image)(void *,
 	*c = *r;
 	c->seen = NULL;
 	c->nseen = 0;
+	c->prog = NULL;		/* the writing thread shows progress */
 	c->image = image;
 	c->image_arg = image_arg;
 	c->wc = walk_cache_new(image_set_iscache(r->is), image_set_fn_lookup,
@@ -854,4 +875,67 @@ dec_static_tid(const struct dec_run *r, size_t i, uint32_t *pid,
 	*tid = 0;
 	*pid = 0;
 	return 1;
+}
+
+void
+decode_progress_start(struct decode_progress *dp, const struct mt_snap *s,
+    int fd)
+{
+	const char *e = getenv("MT_PROGRESS_INTERVAL_MS");
+	unsigned long ms = 250;
+	uint64_t total = 0;
+	char *end;
+	size_t i;
+
+	if (e != NULL && *e != '\0') {
+		errno = 0;
+		ms = strtoul(e, &end, 10);
+		if (errno != 0 || *end != '\0' || ms > 60000)
+			ms = 250;
+	}
+	for (i = 0; i < s->naux; i++)
+		total += s->aux[i].len;
+	mt_progress_init(&dp->p, "mt-decode", total, (unsigned int)ms);
+	dp->fd = fd;
+	dp->done = 0;
+}
+
+/* Write all of @buf to @fd; a progress line that cannot be shown is lost. */
+static void
+dec_progress_write(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, buf, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return;
+		buf += k;
+		n -= (size_t)k;
+	}
+}
+
+void
+decode_progress_show(struct decode_progress *dp, uint64_t done,
+    uint64_t events)
+{
+	char line[160];
+	size_t n = mt_progress_format(&dp->p, line, sizeof(line), done, events,
+	    "events");
+	int saved = errno;
+
+	dec_progress_write(dp->fd, line, n);
+	errno = saved;
+}
+
+void
+decode_progress_end(struct decode_progress *dp)
+{
+	char line[16];
+	size_t n = mt_progress_clear(&dp->p, line, sizeof(line));
+	int saved = errno;
+
+	dec_progress_write(dp->fd, line, n);
+	errno = saved;
 }

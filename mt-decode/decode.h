@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "image.h"
+#include "progress.h"
 
 struct mt_snap;
 struct mt_evw;
@@ -27,7 +28,33 @@ struct decode_opts {
 	void *warn_arg;
 	int jobs;		/* -j: decoding threads (parallel.c) */
 	int out_fd;		/* the output's fd, written directly under -j */
+	struct decode_progress *progress;	/* NULL: no progress lines */
 };
+
+/*
+ * Progress lines (issue 8): the share of the PT bytes consumed and the
+ * events written, on @fd (standard error, when it is a terminal and -q
+ * was not given: main.c decides).  The sequential loop shows them from
+ * its block loop, -j N from the thread that writes the output.
+ */
+struct decode_progress {
+	struct mt_progress p;	/* throttle and format (common/progress.h) */
+	int fd;			/* where the lines go */
+	uint64_t done;		/* PT bytes of the buffers finished */
+};
+
+/*
+ * Start progress for @s on @fd: one line per MT_PROGRESS_INTERVAL_MS
+ * milliseconds (environment; default 250, 0 as often as the loop asks,
+ * for tests).
+ */
+void decode_progress_start(struct decode_progress *dp,
+    const struct mt_snap *s, int fd);
+/* Write a line: @done PT bytes consumed, @events records written. */
+void decode_progress_show(struct decode_progress *dp, uint64_t done,
+    uint64_t events);
+/* Erase the line, if one is shown. */
+void decode_progress_end(struct decode_progress *dp);
 
 /* libipt error codes counted separately (pte_* up to this bound). */
 #define DECODE_NERR 32

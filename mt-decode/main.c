@@ -34,7 +34,7 @@ struct main_opts {
 	int info;		/* --info: describe, do not decode */
 	int stats;		/* --stats: counters to stderr */
 	int force;		/* -f: read a snapshot from a terminal */
-	int quiet;		/* -q: no warnings */
+	int quiet;		/* -q: no warnings, no progress */
 	struct decode_opts d;
 };
 
@@ -53,7 +53,7 @@ usage(FILE *fp)
 	    "  -i, --info           describe the snapshot instead\n"
 	    "  -j, --jobs N         decoding threads (default: online CPUs)\n"
 	    "  -o, --output FILE    write the events to FILE (default stdout)\n"
-	    "  -q, --quiet          no warnings\n"
+	    "  -q, --quiet          no warnings, no progress line\n"
 	    "  -r, --root DIR       look for recorded paths under DIR\n"
 	    "  -s, --stats          print decode counters to stderr\n"
 	    "  -V, --version        print the version\n"
@@ -150,6 +150,7 @@ run(struct main_opts *o, struct mt_snap *s)
 {
 	struct decode_stats st;
 	struct decode_diag d = { 0, NULL };
+	struct decode_progress prog;
 	struct mt_evw *w = NULL;
 	char *tmp = NULL;
 	int fd, rc;
@@ -166,6 +167,11 @@ run(struct main_opts *o, struct mt_snap *s)
 		return 1;
 	}
 	memset(&st, 0, sizeof(st));
+	/* Progress only for a person watching: stderr a terminal, no -q. */
+	if (!o->quiet && isatty(STDERR_FILENO)) {
+		decode_progress_start(&prog, s, STDERR_FILENO);
+		o->d.progress = &prog;
+	}
 	o->d.out_fd = fd;	/* -j writes the buffers' streams here */
 	rc = mt_evw_new(&w, fd);
 	if (rc >= 0)
@@ -176,6 +182,8 @@ run(struct main_opts *o, struct mt_snap *s)
 		mt_evw_free(w);
 	if (rc >= 0 && tmp != NULL && close(fd) < 0)
 		rc = -MT_E_IO;
+	if (o->d.progress != NULL)
+		decode_progress_end(&prog);
 	if (rc < 0) {
 		if (d.msg != NULL)
 			fprintf(stderr, "mt-decode: '%s': corrupt sideband at "

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <intel-pt.h>
@@ -200,6 +201,43 @@ par_copy(int fd, uint64_t off, int out, uint8_t *buf)
 	}
 }
 
+/*
+ * Wait until slot @i is done (p->mu held), showing progress on @prog
+ * every interval meanwhile: the bytes and events of the buffers done.
+ */
+static void
+par_wait(struct par *p, size_t i, const struct mt_snap *s,
+    struct decode_progress *prog)
+{
+	uint64_t ns, done, events;
+	struct timespec ts;
+	size_t k;
+
+	while (!p->slot[i].done) {
+		if (prog == NULL) {
+			pthread_cond_wait(&p->cv, &p->mu);
+			continue;
+		}
+		ns = prog->p.interval_ns ? prog->p.interval_ns : 1000000;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)(ns / 1000000000u);
+		ts.tv_nsec += (long)(ns % 1000000000u);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) != ETIMEDOUT)
+			continue;
+		done = events = 0;
+		for (k = 0; k < p->n; k++)
+			if (p->slot[k].done) {
+				done += s->aux[k].len;
+				events += p->slot[k].st.events;
+			}
+		decode_progress_show(prog, done, events);
+	}
+}
+
 static void
 par_add_stats(struct decode_stats *to, const struct decode_stats *from)
 {
@@ -243,7 +281,8 @@ par_plan(struct par *p)
 
 int
 par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
-    struct decode_stats *st, int jobs, int out_fd, struct mt_evw *w)
+    struct decode_stats *st, int jobs, int out_fd, struct mt_evw *w,
+    struct decode_progress *prog)
 {
 	struct par p;
 	struct par_worker *wk = NULL;
@@ -299,12 +338,18 @@ par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
 	/* Write the buffers in order as they complete. */
 	for (i = 0; rc == 0 && i < p.n; i++) {
 		pthread_mutex_lock(&p.mu);
-		while (!p.slot[i].done)
-			pthread_cond_wait(&p.cv, &p.mu);
+		par_wait(&p, i, s, prog);
 		pthread_mutex_unlock(&p.mu);
 		if (p.slot[i].fd >= 0)
 			rc = par_copy(p.slot[i].fd, p.slot[i].hdr, out_fd, buf);
 		par_add_stats(st, &p.slot[i].st);
+		if (prog != NULL) {
+			prog->done += s->aux[i].len;
+			/* MT_PROGRESS_INTERVAL_MS=0: a line per buffer. */
+			if (prog->p.interval_ns == 0)
+				decode_progress_show(prog, prog->done,
+				    st->events);
+		}
 		if (rc == 0 && p.slot[i].rc < 0)
 			rc = p.slot[i].rc;
 		if (p.slot[i].fd >= 0)

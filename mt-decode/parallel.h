@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 struct dec_run;
+struct decode_progress;
 struct decode_stats;
 struct image_set;
 struct mt_evw;
@@ -46,12 +47,14 @@ struct pt_image;
 /*
  * Decode every buffer of @s with @jobs threads; @w (header written) is
  * flushed, then the streams are written to @out_fd.  Counters are added
- * to @st.  Returns 0, PAR_SEQUENTIAL (nothing done), or what the first
- * failing buffer returned (-MT_E_*), or -MT_E_IO (output, errno set).
+ * to @st.  Progress lines go to @prog (NULL: none) from the calling
+ * thread while it waits for the next buffer.  Returns 0, PAR_SEQUENTIAL
+ * (nothing done), or what the first failing buffer returned (-MT_E_*),
+ * or -MT_E_IO (output, errno set).
  */
 int par_decode(struct dec_run *r, const struct mt_snap *s,
     struct image_set *is, struct decode_stats *st, int jobs, int out_fd,
-    struct mt_evw *w);
+    struct mt_evw *w, struct decode_progress *prog);
 
 /* Hooks implemented in decode.c for the workers. */
 struct dec_run *dec_fork(const struct dec_run *r,
