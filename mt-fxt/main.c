@@ -69,7 +69,7 @@ usage(FILE *f)
 	fputs("\n"
 	    "  -F, --format F       fxt (default), json, folded or summary\n"
 	    "  -f, --force          write binary output to a terminal\n"
-	    "  -l, --level N        gzip level 0-9 (default: 6 for *.gz "
+	    "  -l, --level N        gzip level 0-9 (default: 4 for *.gz "
 	    "and FXT on stdout)\n"
 	    "  -o, --output FILE    output file, '-' standard output "
 	    "(default)\n"

@@ -97,8 +97,10 @@ prescan(const struct fxt_opts *o, int fd, struct fxt_opts *eff, char *msg,
 	return 0;
 }
 
-/* Gzip level for the output: explicit, else 6 for .gz names and FXT on
- * standard output, else none. */
+/*
+ * Gzip level for the output: explicit, else FXT_GZIP_LEVEL for .gz names
+ * and FXT on standard output, else none.
+ */
 static int
 out_level(const struct fxt_opts *o)
 {
@@ -107,9 +109,9 @@ out_level(const struct fxt_opts *o)
 	if (o->level >= 0)
 		return o->level;
 	if (len > 3 && strcmp(o->out + len - 3, ".gz") == 0)
-		return 6;
+		return FXT_GZIP_LEVEL;
 	if (strcmp(o->out, "-") == 0 && o->format->binary)
-		return 6;
+		return FXT_GZIP_LEVEL;
 	return 0;
 }
 

@@ -10,7 +10,14 @@ magic() {
 	od -An -tx1 -N8 "$1" | tr -d ' \n'
 }
 
-@test "mt-fxt: -o x.fxt.gz writes gzip (level 6) holding a valid FXT" {
+# The gzip stream zlib writes at level $2 for the bytes of file $1.
+zlib_gz() {
+	python3 -c 'import sys, zlib
+c = zlib.compressobj(int(sys.argv[2]), zlib.DEFLATED, 31)
+sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())' "$1" "$2"
+}
+
+@test "mt-fxt: -o x.fxt.gz writes gzip (level 4) holding a valid FXT" {
 	run mt-fxt -o "$BATS_TEST_TMPDIR/t.fxt.gz" "$D/basic.events"
 	[ "$status" -eq 0 ]
 	[ "$(magic "$BATS_TEST_TMPDIR/t.fxt.gz" | cut -c1-4)" = 1f8b ]
@@ -18,6 +25,18 @@ magic() {
 	[ "$(magic "$BATS_TEST_TMPDIR/t.fxt")" = 1000044678541600 ]
 	run "$CHK" "$BATS_TEST_TMPDIR/t.fxt.gz"
 	[ "$status" -eq 0 ]
+	zlib_gz "$BATS_TEST_TMPDIR/t.fxt" 4 > "$BATS_TEST_TMPDIR/z4.gz"
+	cmp "$BATS_TEST_TMPDIR/t.fxt.gz" "$BATS_TEST_TMPDIR/z4.gz"
+}
+
+@test "mt-fxt: -l 1, 6 and 9 write zlib's streams of those levels" {
+	mt-fxt -l 0 -o "$BATS_TEST_TMPDIR/p.fxt" "$D/basic.events"
+	for l in 1 6 9; do
+		run mt-fxt -l $l -o "$BATS_TEST_TMPDIR/l$l.fxt.gz" "$D/basic.events"
+		[ "$status" -eq 0 ]
+		zlib_gz "$BATS_TEST_TMPDIR/p.fxt" $l > "$BATS_TEST_TMPDIR/z$l.gz"
+		cmp "$BATS_TEST_TMPDIR/l$l.fxt.gz" "$BATS_TEST_TMPDIR/z$l.gz"
+	done
 }
 
 @test "mt-fxt: -o x.fxt writes plain FXT, magic first" {
