@@ -73,7 +73,7 @@ usage(FILE *f)
 	    "and FXT on stdout)\n"
 	    "  -o, --output FILE    output file, '-' standard output "
 	    "(default)\n"
-	    "  -q, --quiet          no warnings\n"
+	    "  -q, --quiet          no warnings, no progress line\n"
 	    "  --function NAME      summary: latency histogram of NAME\n"
 	    "  --between START,STOP keep calls of START up to the next call "
 	    "of STOP\n"
@@ -101,6 +101,18 @@ say(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* Progress lines go to the terminal on stderr (run.c formats them). */
+static void
+show(const char *text, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0 && (w = write(STDERR_FILENO, text, n)) > 0) {
+		text += w;
+		n -= (size_t)w;
+	}
 }
 
 static int
@@ -251,6 +263,7 @@ main(int argc, char **argv)
 		.format = &out_fxt_ops,
 		.level = -1,
 		.max_size = 1ull << 30,
+		.progress_ms = -1,
 	};
 	struct fxt_stats st;
 	char msg[1024];
@@ -260,6 +273,11 @@ main(int argc, char **argv)
 	if ((rc = parse_args(&o, argc, argv)) != 0 ||
 	    (rc = check_files(&o)) != 0)
 		return rc;
+	if (!o.quiet && isatty(STDERR_FILENO)) {
+		o.progress_ms = (int)numarg_env("MT_PROGRESS_INTERVAL_MS",
+		    60000, 250);
+		o.show = show;
+	}
 	if (strcmp(o.in, "-") != 0 && (fd = open(o.in, O_RDONLY)) < 0) {
 		say("cannot open '%s': %s", o.in, strerror(errno));
 		return 1;

@@ -28,6 +28,9 @@ struct fxt_opts {
 	const char *function;		/* --function NAME: latency histogram */
 	uint32_t string_slots;		/* FXT string slots (tests), 0 all */
 	uint32_t thread_slots;		/* FXT thread slots (tests), 0 all */
+	int progress_ms;		/* progress line interval, -1 none */
+	/* Shows a progress line or its erasure (main.c: on stderr). */
+	void (*show)(const char *text, size_t n);
 
 	/* Filters (issue 12). */
 	const char *between_start;	/* --between START,STOP */

@@ -52,6 +52,7 @@ struct fxt_stats {
 	uint64_t dropped_ns;	/* time those frames held */
 	uint64_t filtered;	/* frames outside --between/--time/--tid */
 	uint64_t files;		/* output files written (--max-size) */
+	uint64_t written;	/* frame begins, ends and hits output */
 };
 
 struct out;

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
 #include "events.h"
+#include "progress.h"
 #include "recon.h"
 #include "run.h"
 #include "sink.h"
@@ -185,6 +187,35 @@ maybe_split(struct split *sp, struct view *v)
 	return view_split(v, split_swap, sp);
 }
 
+/* Input size for the progress share: a regular file read from its start. */
+static uint64_t
+input_size(int fd)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    lseek(fd, 0, SEEK_CUR) != 0)
+		return 0;
+	return (uint64_t)sb.st_size;
+}
+
+/* Progress line: input consumed, events read and written. */
+static void
+progress(const struct fxt_opts *o, struct mt_progress *pg,
+    const struct mt_evr *r, const struct fxt_stats *st)
+{
+	char unit[64], line[192];
+	size_t n;
+
+	if (o->progress_ms < 0 || !mt_progress_due(pg))
+		return;
+	snprintf(unit, sizeof(unit), "events read, %" PRIu64 " written",
+	    st->written);
+	n = mt_progress_format(pg, line, sizeof(line), mt_evr_offset(r),
+	    st->events, unit);
+	o->show(line, n);
+}
+
 static int
 definition(struct sym *sym, struct recon *rc, const struct mt_ev *ev,
     int *seen_event)
@@ -231,10 +262,17 @@ fxt_run(const struct fxt_opts *o0, int fd, struct fxt_stats *st, char *msg,
 	struct recon *rc = NULL;
 	int ret, seen_event = 0, opened = 0;
 	struct split sp = { 0 };
+	struct mt_progress pg = { 0 };
 	char smsg[256];
+	size_t clr;
 
 	memset(st, 0, sizeof(*st));
 	msg[0] = '\0';
+	if (o.progress_ms >= 0 && o.show == NULL)
+		o.progress_ms = -1;
+	if (o.progress_ms >= 0)
+		mt_progress_init(&pg, "mt-fxt", input_size(fd),
+		    (unsigned int)o.progress_ms);
 	if (o.have_around && (ret = prescan(o0, fd, &o, msg, n)) < 0)
 		return ret;
 	ev = malloc(sizeof(*ev));
@@ -259,6 +297,7 @@ fxt_run(const struct fxt_opts *o0, int fd, struct fxt_stats *st, char *msg,
 	sp.st = st;
 	sp.level = out_level(&o);
 	while ((ret = mt_evr_next(r, ev)) == 0) {
+		progress(&o, &pg, r, st);
 		if (MT_EV_IS_EVENT(ev->kind)) {
 			seen_event = 1;
 			ret = recon_event(rc, ev);
@@ -318,6 +357,9 @@ out:
 	}
 	if (ret < 0 && msg[0] == '\0')
 		snprintf(msg, n, "%s", mt_strerror(ret));
+	if (o.progress_ms >= 0 &&
+	    (clr = mt_progress_clear(&pg, smsg, sizeof(smsg))) > 0)
+		o.show(smsg, clr);
 	recon_free(rc);
 	view_free(v);
 	mt_evr_free(r);

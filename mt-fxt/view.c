@@ -185,6 +185,7 @@ show(struct view *v, struct vthread *vt, uint32_t i)
 
 	x->state = SHOWN;
 	v->nshown++;
+	v->st->written++;
 	if (x->marker) {
 		f = (struct frame){ .name = v->n_marker, .flags = FR_SYNTH };
 		v->out->ops->begin(v->out, vt->t, x->start, &f);
@@ -279,6 +280,7 @@ region_close(struct view *v, struct vthread *vt, uint64_t ts)
 			vt->s[k].out = 0;
 		}
 		if (x->state == SHOWN) {
+			v->st->written++;
 			v->out->ops->end(v->out, vt->t, ts, x->marker ?
 			    &(struct frame){ .name = v->n_marker,
 			    .flags = FR_SYNTH } : &x->f);
@@ -420,6 +422,7 @@ view_end(struct view *v, const struct sym_thread *t, uint64_t ts)
 	x = &vt->e[vt->n - 1];
 	if (x->state == SHOWN) {
 		v->nshown--;
+		v->st->written++;
 		v->out->ops->end(v->out, vt->t, ts,
 		    x->marker ? &(struct frame){ .name = v->n_marker,
 		    .flags = FR_SYNTH } : &x->f);
@@ -444,8 +447,10 @@ view_trigger(struct view *v, const struct sym_thread *t, uint64_t ts,
 		return;
 	advance(v, vt, ts);
 	settle(v, vt, vt->now);
-	if (vt->active)
+	if (vt->active) {
+		v->st->written++;
 		v->out->ops->trigger(v->out, vt->t, ts, ip, what);
+	}
 }
 
 uint64_t
