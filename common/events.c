@@ -96,6 +96,7 @@ struct mt_evr {
 	uint64_t lineno;	/* number of the last line returned */
 	uint64_t consumed;	/* bytes of input before buf[pos] */
 	int header_seen;
+	size_t peeked;		/* bytes of the line mt_evr_peek() showed */
 	char err[256];
 };
 
@@ -563,6 +564,37 @@ mt_evr_next(struct mt_evr *r, struct mt_ev *ev)
 	}
 }
 
+int
+mt_evr_peek(struct mt_evr *r, const char **line, size_t *len)
+{
+	char *l;
+	size_t n, adv;
+	int rc;
+
+	if (!r->header_seen)
+		return 1;
+	rc = fill_line(r, &l, &n);
+	if (rc != 0)
+		return rc == MT_EOS ? 1 : rc;
+	/* Put the line back: mt_evr_skip() or mt_evr_next() takes it. */
+	adv = (size_t)(r->buf + r->pos - l);
+	r->pos -= adv;
+	r->consumed -= adv;
+	r->peeked = adv;
+	*line = l;
+	*len = n;
+	return 0;
+}
+
+void
+mt_evr_skip(struct mt_evr *r)
+{
+	r->pos += r->peeked;
+	r->consumed += r->peeked;
+	r->peeked = 0;
+	r->lineno++;
+}
+
 /*
  * Writer.
  */
@@ -734,6 +766,18 @@ mt_evw_new(struct mt_evw **wp, int fd)
 	put(w, hdr, (size_t)n);
 	*wp = w;
 	return 0;
+}
+
+int
+mt_evw_raw(struct mt_evw *w, const char *s, size_t n)
+{
+	if (WBUF_SIZE - w->len >= n) {
+		memcpy(w->buf + w->len, s, n);
+		w->len += n;
+	} else {
+		put(w, s, n);
+	}
+	return w->err;
 }
 
 int

@@ -93,6 +93,17 @@ const char *mt_evr_errmsg(const struct mt_evr *r);
 uint64_t mt_evr_lineno(const struct mt_evr *r);
 /* Bytes consumed so far (for progress). */
 uint64_t mt_evr_offset(const struct mt_evr *r);
+/*
+ * For filters that copy lines through unchanged: the next line (without
+ * its '\n', possibly a comment or a malformed line), left in place.
+ * Returns 0 with *@line, *@len valid until the next call on @r; 1 when
+ * there is no line to show (header not read yet, end of input: call
+ * mt_evr_next()); or a negative code as mt_evr_next().  Then either
+ * mt_evr_skip() consumes the line or mt_evr_next() reads it as usual.
+ */
+int mt_evr_peek(struct mt_evr *r, const char **line, size_t *len);
+/* Consume the line mt_evr_peek() just showed; it counts as a line. */
+void mt_evr_skip(struct mt_evr *r);
 
 struct mt_evw;
 
@@ -104,6 +115,8 @@ struct mt_evw;
 int mt_evw_new(struct mt_evw **w, int fd);
 int mt_evw_write(struct mt_evw *w, const struct mt_ev *ev);
 int mt_evw_comment(struct mt_evw *w, const char *text);
+/* @n bytes as they are (a line copied through, with its '\n'). */
+int mt_evw_raw(struct mt_evw *w, const char *s, size_t n);
 int mt_evw_flush(struct mt_evw *w);
 /* Flushes, then frees; returns the flush result.  @w may be NULL. */
 int mt_evw_free(struct mt_evw *w);

@@ -5,6 +5,12 @@
  * records are written just before the first event that needs them.  An
  * already symbolized input is symbolized afresh: its file/fn/loc records,
  * @ fields and "info symbolized" are dropped.
+ *
+ * The fast path: an event line in canonical form (fastline.h), which is
+ * almost every line mt-decode writes, is copied through with its @ fields
+ * appended, and the @ text of an address comes from a direct-mapped cache
+ * in front of the resolver; every other line is read and written again
+ * by common/events.  Both give the same bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +24,7 @@
 #include "dso.h"
 #include "err.h"
 #include "events.h"
+#include "fastline.h"
 #include "resolve.h"
 #include "stream.h"
 #include "textsyms.h"
@@ -78,6 +85,23 @@ tidmap_get(const struct tidmap *t, uint32_t tid)
 	return tid;
 }
 
+/*
+ * Direct-mapped cache (pid, address) -> " @LOC" text, in front of
+ * sym_res_addr().  An entry is valid while its epoch is the run's: a mod
+ * record may change what an address means, so it starts a new epoch.
+ */
+#define DM_BITS 13
+#define DM_TEXT 14		/* " @" and up to 10 digits, 2 spare */
+
+struct dm_ent {
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t epoch;		/* 0: empty */
+	uint32_t loc;
+	uint8_t len;		/* bytes of text */
+	char text[DM_TEXT];
+};
+
 /* Everything one run owns, released in one place. */
 struct run {
 	int infd, outfd;
@@ -90,6 +114,9 @@ struct run {
 	struct sym_res_map *rmaps;
 	size_t nmaps;
 	struct tidmap tids;
+	uint32_t last_tid, last_pid;	/* tidmap_get() of the last event */
+	struct dm_ent *dm;		/* 1 << DM_BITS entries; owned */
+	uint32_t epoch;
 };
 
 static int
@@ -225,6 +252,7 @@ release(struct run *u)
 	free(u->rmaps);
 	free(u->tids.tid);
 	free(u->tids.pid);
+	free(u->dm);
 	if (u->infd > 0)
 		close(u->infd);
 	if (u->tmp != NULL) {
@@ -255,12 +283,14 @@ step(struct run *u, struct mt_ev *ev)
 		rc = tidmap_put(&u->tids, ev->tid, ev->pid);
 		if (rc < 0)
 			return rc;
+		u->last_tid = 0;
 		break;
 	case MT_EV_MOD:
 		rc = sym_res_add_mod(u->res, ev->pid, ev->addr[0], ev->addr[1],
 		    ev->num, ev->str[0], ev->str[1]);
 		if (rc < 0)
 			return rc;
+		u->epoch++;
 		break;
 	default:
 		if (!MT_EV_IS_EVENT(ev->kind))
@@ -278,11 +308,90 @@ step(struct run *u, struct mt_ev *ev)
 	return mt_evw_write(u->w, ev);
 }
 
+/* The pid of @tid, remembering the last answer. */
+static uint32_t
+pid_of(struct run *u, uint32_t tid)
+{
+	if (tid != u->last_tid || tid == 0) {
+		u->last_tid = tid;
+		u->last_pid = tidmap_get(&u->tids, tid);
+	}
+	return u->last_pid;
+}
+
+/* The cache entry holding " @LOC" of @addr in @pid; NULL on error *@rc. */
+static const struct dm_ent *
+dm_get(struct run *u, uint32_t pid, uint64_t addr, int *rc)
+{
+	struct dm_ent *d = &u->dm[((addr ^ addr >> DM_BITS ^
+	    (uint64_t)pid * 0x9e3779b1u) * 0x9e3779b97f4a7c15ull) >>
+	    (64 - DM_BITS)];
+	uint32_t loc, v;
+	char t[10];
+	int n = 0;
+
+	if (d->epoch == u->epoch && d->addr == addr && d->pid == pid)
+		return d;
+	*rc = sym_res_addr(u->res, pid, addr, &loc);
+	if (*rc < 0)
+		return NULL;
+	d->addr = addr;
+	d->pid = pid;
+	d->epoch = u->epoch;
+	d->loc = loc;
+	v = loc;
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	d->text[0] = ' ';
+	d->text[1] = '@';
+	for (d->len = 2; n > 0; )
+		d->text[d->len++] = t[--n];
+	return d;
+}
+
+/*
+ * A canonical event line (@len bytes at @line, no '\n'): resolve its
+ * addresses (emitting the records they need), then copy it with its @
+ * fields.  As mt_evw_write(), no @ fields when no address resolved.
+ */
+static int
+fast_step(struct run *u, const char *line, size_t len,
+    const struct sym_fast_ev *e)
+{
+	const struct dm_ent *d;
+	char tail[2 * DM_TEXT + 1];
+	size_t n = 0;
+	uint32_t pid;
+	int i, rc = 0, any = 0;
+
+	if (e->naddr > 0)
+		pid = pid_of(u, e->tid);
+	for (i = 0; i < e->naddr; i++) {
+		/* Copied at once: the second lookup may reuse the entry. */
+		d = dm_get(u, pid, e->addr[i], &rc);
+		if (d == NULL)
+			return rc;
+		any |= d->loc != 0;
+		memcpy(tail + n, d->text, d->len);
+		n += d->len;
+	}
+	if (!any)
+		n = 0;
+	tail[n++] = '\n';
+	rc = mt_evw_raw(u->w, line, len);
+	return rc < 0 ? rc : mt_evw_raw(u->w, tail, n);
+}
+
 int
 sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
     char *msg, size_t msglen)
 {
-	struct run u = { .infd = -1, .outfd = -1 };
+	struct run u = { .infd = -1, .outfd = -1, .epoch = 1 };
+	struct sym_fast_ev fe;
+	const char *line;
+	size_t len;
 	struct sym_res_opts ro = { .dso = d, .demangle = o->demangle };
 	struct mt_ev *ev = NULL;
 	const char *name = strcmp(o->in, "-") == 0 ? "<stdin>" : o->in;
@@ -301,7 +410,8 @@ sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
 	ro.warn_ctx = o->warn_ctx;
 	ro.emit = emit;
 	ev = malloc(sizeof(*ev));
-	if (ev == NULL || (rc = mt_evr_new(&u.r, u.infd, name)) < 0 ||
+	u.dm = calloc((size_t)1 << DM_BITS, sizeof(*u.dm));
+	if (ev == NULL || u.dm == NULL || (rc = mt_evr_new(&u.r, u.infd, name)) < 0 ||
 	    (rc = mt_evw_new(&u.w, u.outfd)) < 0) {
 		rc = rc < 0 ? rc : -MT_E_NOMEM;
 		goto out;
@@ -316,7 +426,14 @@ sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
 	ev->str[1] = "1";
 	rc = mt_evw_write(u.w, ev);
 	while (rc == 0) {
-		rc = mt_evr_next(u.r, ev);
+		rc = mt_evr_peek(u.r, &line, &len);
+		if (rc == 0 && sym_fast_parse(line, len, &fe)) {
+			mt_evr_skip(u.r);
+			rc = fast_step(&u, line, len, &fe);
+			continue;
+		}
+		if (rc >= 0)
+			rc = mt_evr_next(u.r, ev);
 		if (rc == MT_EOS) {
 			rc = 0;
 			break;
