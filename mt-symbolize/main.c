@@ -67,7 +67,8 @@ usage(FILE *f)
 	    "      --no-demangle    keep mangled names\n"
 	    "      --perf-map FILE  JIT symbols (perf-PID.map); repeatable\n"
 	    "  -o, --output FILE    write here instead of stdout\n"
-	    "  -q, --quiet          no warnings\n"
+	    "  -q, --quiet          no warnings and no progress line (shown\n"
+	    "                       only when stderr is a terminal)\n"
 	    "addr2line mode (-e): addresses as operands or one per line on "
 	    "stdin\n"
 	    "  -a  print addresses   -C  demangle   -f  function names\n"
@@ -97,13 +98,47 @@ warn_cb(void *ctx, const char *msg)
 		say("warning: %s", msg);
 }
 
+/* A progress line to the terminal; one that cannot be written is lost. */
+static void
+show_cb(void *ctx, const char *text, size_t len)
+{
+	ssize_t n;
+
+	(void)ctx;
+	while (len > 0) {
+		n = write(STDERR_FILENO, text, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		text += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Progress interval: MT_PROGRESS_INTERVAL_MS (0 to 60000), else 250 ms. */
+static int
+progress_ms(void)
+{
+	const char *e = getenv("MT_PROGRESS_INTERVAL_MS");
+	unsigned long v;
+	char *end;
+
+	if (e == NULL || *e == '\0')
+		return 250;
+	errno = 0;
+	v = strtoul(e, &end, 10);
+	return errno != 0 || *end != '\0' || v > 60000 ? 250 : (int)v;
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *dirs[MAX_DIRS + 1], *maps[MAX_MAPS];
 	char cache[4096];
 	struct sym_a2l_opts a = { .exe = NULL };
-	struct sym_stream_opts s = { .demangle = 1, .out = "-", .in = "-" };
+	struct sym_stream_opts s = { .demangle = 1, .out = "-", .in = "-",
+	    .progress_ms = -1, .show = show_cb };
 	struct sym_dso_opts d = { .debug_dirs = dirs };
 	char msg[512];
 	int c, rc, quiet = 0;
@@ -167,6 +202,8 @@ main(int argc, char **argv)
 	s.perf_maps = maps;
 	s.warn = warn_cb;
 	s.warn_ctx = &quiet;
+	if (!quiet && isatty(STDERR_FILENO))
+		s.progress_ms = progress_ms();
 	rc = sym_stream_run(&s, &d, msg, sizeof(msg));
 	if (rc < 0) {
 		say("%s", msg);

@@ -25,6 +25,7 @@
 #include "err.h"
 #include "events.h"
 #include "fastline.h"
+#include "progress.h"
 #include "resolve.h"
 #include "stream.h"
 #include "textsyms.h"
@@ -117,6 +118,9 @@ struct run {
 	uint32_t last_tid, last_pid;	/* tidmap_get() of the last event */
 	struct dm_ent *dm;		/* 1 << DM_BITS entries; owned */
 	uint32_t epoch;
+	uint64_t events;		/* event lines done, for progress */
+	const struct sym_stream_opts *o;
+	struct mt_progress prog;	/* used when o->progress_ms >= 0 */
 };
 
 static int
@@ -295,6 +299,7 @@ step(struct run *u, struct mt_ev *ev)
 	default:
 		if (!MT_EV_IS_EVENT(ev->kind))
 			break;
+		u->events++;
 		pid = tidmap_get(&u->tids, ev->tid);
 		na = mt_ev_naddr(ev->kind);
 		for (i = 0; i < na; i++) {
@@ -366,6 +371,7 @@ fast_step(struct run *u, const char *line, size_t len,
 	uint32_t pid;
 	int i, rc = 0, any = 0;
 
+	u->events++;
 	if (e->naddr > 0)
 		pid = pid_of(u, e->tid);
 	for (i = 0; i < e->naddr; i++) {
@@ -384,11 +390,53 @@ fast_step(struct run *u, const char *line, size_t len,
 	return rc < 0 ? rc : mt_evw_raw(u->w, tail, n);
 }
 
+/* Show @text (a progress line or its erasure) if progress is on. */
+static void
+show(struct run *u, const char *text, size_t n)
+{
+	if (n > 0)
+		u->o->show(u->o->show_ctx, text, n);
+}
+
+static void
+progress(struct run *u)
+{
+	char line[160];
+
+	if (u->o->progress_ms >= 0 && mt_progress_due(&u->prog))
+		show(u, line, mt_progress_format(&u->prog, line,
+		    sizeof(line), mt_evr_offset(u->r), u->events, "events"));
+}
+
+/* Warnings erase the progress line first. */
+static void
+warn_clear(void *ctx, const char *msg)
+{
+	struct run *u = ctx;
+	char clr[16];
+
+	if (u->o->progress_ms >= 0)
+		show(u, clr, mt_progress_clear(&u->prog, clr, sizeof(clr)));
+	u->o->warn(u->o->warn_ctx, msg);
+}
+
+/* Input size for the progress share: a regular file read from its start. */
+static uint64_t
+input_size(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    lseek(fd, 0, SEEK_CUR) != 0)
+		return 0;
+	return (uint64_t)st.st_size;
+}
+
 int
 sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
     char *msg, size_t msglen)
 {
-	struct run u = { .infd = -1, .outfd = -1, .epoch = 1 };
+	struct run u = { .infd = -1, .outfd = -1, .o = o, .epoch = 1 };
 	struct sym_fast_ev fe;
 	const char *line;
 	size_t len;
@@ -406,8 +454,8 @@ sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
 	ro.maps = u.rmaps;
 	ro.nmaps = u.nmaps;
 	ro.kallsyms = u.kallsyms;
-	ro.warn = o->warn;
-	ro.warn_ctx = o->warn_ctx;
+	ro.warn = warn_clear;
+	ro.warn_ctx = &u;
 	ro.emit = emit;
 	ev = malloc(sizeof(*ev));
 	u.dm = calloc((size_t)1 << DM_BITS, sizeof(*u.dm));
@@ -425,7 +473,11 @@ sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
 	ev->str[0] = "symbolized";
 	ev->str[1] = "1";
 	rc = mt_evw_write(u.w, ev);
+	if (o->progress_ms >= 0)
+		mt_progress_init(&u.prog, "mt-symbolize", input_size(u.infd),
+		    (unsigned int)o->progress_ms);
 	while (rc == 0) {
+		progress(&u);
 		rc = mt_evr_peek(u.r, &line, &len);
 		if (rc == 0 && sym_fast_parse(line, len, &fe)) {
 			mt_evr_skip(u.r);
@@ -461,6 +513,11 @@ sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
 		}
 	}
 out:
+	if (o->progress_ms >= 0 && u.r != NULL) {
+		char clr[16];
+
+		show(&u, clr, mt_progress_clear(&u.prog, clr, sizeof(clr)));
+	}
 	if (rc < 0 && msg[0] == '\0') {
 		if (rc == -MT_E_IO)
 			fail(msg, msglen, rc, "writing '%s': %s", strcmp(o->out,

@@ -23,6 +23,12 @@ struct sym_stream_opts {
 	/* Warnings (one per unusable binary); never NULL. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
+	/* Progress lines (common/progress.h) at most every progress_ms
+	 * milliseconds, -1 for none; show() writes one (or the sequence
+	 * that erases it) to the terminal. */
+	int progress_ms;
+	void (*show)(void *ctx, const char *text, size_t len);
+	void *show_ctx;
 };
 
 /*
