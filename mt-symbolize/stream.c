@@ -25,6 +25,7 @@
 #include "err.h"
 #include "events.h"
 #include "fastline.h"
+#include "outfile.h"
 #include "progress.h"
 #include "resolve.h"
 #include "stream.h"
@@ -105,8 +106,9 @@ struct dm_ent {
 
 /* Everything one run owns, released in one place. */
 struct run {
-	int infd, outfd;
-	char *tmp;			/* temporary output name, or NULL */
+	int infd;
+	struct mt_outfile out;		/* fd -1: not open */
+	int out_open;			/* out to commit or abort */
 	struct mt_evr *r;
 	struct mt_evw *w;
 	struct sym_res *res;
@@ -200,7 +202,6 @@ open_files(struct run *u, const struct sym_stream_opts *o, char *msg,
     size_t len)
 {
 	struct stat si, so;
-	const char *slash;
 
 	u->infd = 0;
 	if (strcmp(o->in, "-") != 0) {
@@ -209,35 +210,18 @@ open_files(struct run *u, const struct sym_stream_opts *o, char *msg,
 			return fail(msg, len, -MT_E_SYS, "cannot open '%s': %s",
 			    o->in, strerror(errno));
 	}
-	u->outfd = 1;
-	if (strcmp(o->out, "-") == 0)
-		return 0;
-	if (fstat(u->infd, &si) == 0 && stat(o->out, &so) == 0 &&
-	    si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+	if (strcmp(o->out, "-") != 0 && fstat(u->infd, &si) == 0 &&
+	    stat(o->out, &so) == 0 && si.st_dev == so.st_dev &&
+	    si.st_ino == so.st_ino)
 		return fail(msg, len, -MT_E_INVAL, "'%s': refusing to "
 		    "overwrite the input", o->out);
-	if (stat(o->out, &so) == 0 && !S_ISREG(so.st_mode)) {
-		/* /dev/null, a FIFO: write in place, a rename would
-		 * replace the device. */
-		u->outfd = open(o->out, O_WRONLY | O_CLOEXEC);
-		if (u->outfd < 0)
-			return fail(msg, len, -MT_E_SYS, "cannot open '%s': %s",
-			    o->out, strerror(errno));
-		return 0;
-	}
-	slash = strrchr(o->out, '/');
-	if (asprintf(&u->tmp, "%.*s.mt-symbolize.XXXXXX",
-	    slash ? (int)(slash - o->out + 1) : 0, o->out) < 0) {
-		u->tmp = NULL;
-		return -MT_E_NOMEM;
-	}
-	u->outfd = mkstemp(u->tmp);
-	if (u->outfd < 0) {
-		free(u->tmp);
-		u->tmp = NULL;
-		return fail(msg, len, -MT_E_SYS, "cannot create '%s': %s",
-		    o->out, strerror(errno));
-	}
+	/* A temporary file renamed at the end; stdout and devices (/dev/null,
+	 * a FIFO) in place. */
+	u->out_open = 1;	/* from here release() aborts it */
+	if (mt_outfile_open(&u->out, o->out, 0666) < 0)
+		return fail(msg, len, -MT_E_SYS, "cannot %s '%s': %s",
+		    u->out.in_place ? "open" : "create", o->out,
+		    strerror(errno));
 	return 0;
 }
 
@@ -259,12 +243,8 @@ release(struct run *u)
 	free(u->dm);
 	if (u->infd > 0)
 		close(u->infd);
-	if (u->tmp != NULL) {
-		unlink(u->tmp);
-		free(u->tmp);
-	}
-	if (u->outfd > 1)
-		close(u->outfd);
+	if (u->out_open)
+		mt_outfile_abort(&u->out);
 }
 
 /* One record; returns 0 or a negative code. */
@@ -436,7 +416,7 @@ int
 sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
     char *msg, size_t msglen)
 {
-	struct run u = { .infd = -1, .outfd = -1, .o = o, .epoch = 1 };
+	struct run u = { .infd = -1, .o = o, .epoch = 1 };
 	struct sym_fast_ev fe;
 	const char *line;
 	size_t len;
@@ -460,7 +440,7 @@ sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
 	ev = malloc(sizeof(*ev));
 	u.dm = calloc((size_t)1 << DM_BITS, sizeof(*u.dm));
 	if (ev == NULL || u.dm == NULL || (rc = mt_evr_new(&u.r, u.infd, name)) < 0 ||
-	    (rc = mt_evw_new(&u.w, u.outfd)) < 0) {
+	    (rc = mt_evw_new(&u.w, u.out.fd)) < 0) {
 		rc = rc < 0 ? rc : -MT_E_NOMEM;
 		goto out;
 	}
@@ -501,16 +481,9 @@ sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
 		rc = mt_evw_free(u.w);
 		u.w = NULL;
 	}
-	if (rc == 0 && u.tmp != NULL) {
-		if (fsync(u.outfd) != 0 || close(u.outfd) != 0) {
-			u.outfd = -1;
-			rc = -MT_E_IO;
-		} else if (u.outfd = -1, rename(u.tmp, o->out) != 0) {
-			rc = -MT_E_IO;
-		} else {
-			free(u.tmp);
-			u.tmp = NULL;
-		}
+	if (rc == 0) {
+		u.out_open = 0;
+		rc = mt_outfile_commit(&u.out);
 	}
 out:
 	if (o->progress_ms >= 0 && u.r != NULL) {

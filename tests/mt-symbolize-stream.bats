@@ -223,6 +223,11 @@ stream_head() {
 	run mt-symbolize -o "$BATS_TEST_TMPDIR/out2.ev" "$BATS_TEST_TMPDIR/missing.ev"
 	[ "$status" -eq 1 ]
 	[ ! -e "$BATS_TEST_TMPDIR/out2.ev" ]
+	# Through common/outfile: permissions as any new file's (umask).
+	(umask 027; mt-symbolize -o "$BATS_TEST_TMPDIR/out3.ev" "$BATS_TEST_TMPDIR/in.ev")
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/out3.ev")" = 640 ]
+	run ls -A "$BATS_TEST_TMPDIR"
+	[ "$output" = "$(printf 'in.ev\nout.ev\nout3.ev')" ]
 }
 
 @test "mt-symbolize: usage errors exit 2, -h and -V exit 0" {
