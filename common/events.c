@@ -227,8 +227,8 @@ fill_line(struct mt_evr *r, char **line, size_t *len)
 	}
 }
 
-static int
-hexval(int c)
+int
+mt_ev_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -277,7 +277,7 @@ parse_addr(const char *s, uint64_t *v)
 	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
 		return -1;
 	for (s += 2; *s; s++, n++) {
-		d = hexval((unsigned char)*s);
+		d = mt_ev_hexval((unsigned char)*s);
 		if (d < 0 || n >= 16)
 			return -1;
 		x = x << 4 | (uint64_t)d;
@@ -301,9 +301,9 @@ decode_str(char *s)
 	}
 	while (*i) {
 		if (*i == '%') {
-			int h = hexval((unsigned char)i[1]), l;
+			int h = mt_ev_hexval((unsigned char)i[1]), l;
 
-			if (h < 0 || (l = hexval((unsigned char)i[2])) < 0)
+			if (h < 0 || (l = mt_ev_hexval((unsigned char)i[2])) < 0)
 				return -1;
 			*o++ = (char)(h << 4 | l);
 			i += 3;

@@ -77,6 +77,8 @@ struct mt_ev {
 int mt_ev_naddr(enum mt_ev_kind kind);
 /* Record keyword of @kind, e.g. "call". */
 const char *mt_ev_kind_name(enum mt_ev_kind kind);
+/* Value of the hex digit @c (either case), or -1. */
+int mt_ev_hexval(int c);
 
 struct mt_evr;
 

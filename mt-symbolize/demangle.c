@@ -12,24 +12,14 @@
 #include <libiberty/demangle.h>
 
 #include "demangle.h"
-
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "events.h"
 
 char *
 sym_demangle_ocaml(const char *raw)
 {
 	const char *p;
 	char *out, *o;
+	int hi, lo;
 
 	/* Module names are capitalised: "caml" + upper case letter. */
 	if (strncmp(raw, "caml", 4) != 0 || !isupper((unsigned char)raw[4]))
@@ -41,9 +31,10 @@ sym_demangle_ocaml(const char *raw)
 		if (p[0] == '_' && p[1] == '_' && p[2] != '\0') {
 			*o++ = '.';
 			p++;
-		} else if (p[0] == '$' && hexval(p[1]) >= 0 &&
-		    hexval(p[2]) >= 0) {
-			*o++ = (char)(hexval(p[1]) << 4 | hexval(p[2]));
+		} else if (p[0] == '$' &&
+		    (hi = mt_ev_hexval((unsigned char)p[1])) >= 0 &&
+		    (lo = mt_ev_hexval((unsigned char)p[2])) >= 0) {
+			*o++ = (char)(hi << 4 | lo);
 			p += 2;
 		} else {
 			*o++ = *p;
