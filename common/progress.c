@@ -5,7 +5,10 @@
  * per-event call costs an increment and a compare.
  */
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "progress.h"
 
@@ -18,6 +21,23 @@ now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int
+mt_progress_wanted(int quiet, const char *in)
+{
+	struct stat st;
+	int rc;
+
+	if (quiet || !isatty(STDERR_FILENO))
+		return 0;
+	if (in == NULL || strcmp(in, "-") == 0)
+		rc = fstat(STDIN_FILENO, &st);
+	else
+		rc = stat(in, &st);
+	if (rc == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return 0;
+	return 1;
 }
 
 void

@@ -24,6 +24,14 @@ struct mt_progress {
 	int shown;		/* a line is on the terminal */
 };
 
+/*
+ * Whether a filter reading @in ("-" or NULL: standard input) should show
+ * progress: not @quiet, standard error a terminal, and the input not a
+ * pipe or socket.  In a pipeline of mt programs on one terminal only the
+ * first, which knows how far through its input it is, shows a line;
+ * the ones reading its output stay silent instead of overwriting it.
+ */
+int mt_progress_wanted(int quiet, const char *in);
 /* Start: @total input bytes (0 unknown); first line after @interval_ms. */
 void mt_progress_init(struct mt_progress *p, const char *prog,
 		      uint64_t total, unsigned int interval_ms);

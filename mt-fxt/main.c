@@ -21,6 +21,7 @@
 #include "numarg.h"
 #include "opts.h"
 #include "out.h"
+#include "progress.h"
 #include "run.h"
 
 #define MT_FXT_VERSION "0.1"
@@ -273,7 +274,7 @@ main(int argc, char **argv)
 	if ((rc = parse_args(&o, argc, argv)) != 0 ||
 	    (rc = check_files(&o)) != 0)
 		return rc;
-	if (!o.quiet && isatty(STDERR_FILENO)) {
+	if (mt_progress_wanted(o.quiet, o.in)) {
 		o.progress_ms = (int)numarg_env("MT_PROGRESS_INTERVAL_MS",
 		    60000, 250);
 		o.show = show;

@@ -21,6 +21,7 @@
 #include "dso.h"
 #include "bidcache.h"
 #include "err.h"
+#include "progress.h"
 #include "stream.h"
 
 #define MAX_DIRS 64
@@ -202,7 +203,7 @@ main(int argc, char **argv)
 	s.perf_maps = maps;
 	s.warn = warn_cb;
 	s.warn_ctx = &quiet;
-	if (!quiet && isatty(STDERR_FILENO))
+	if (mt_progress_wanted(quiet, s.in))
 		s.progress_ms = progress_ms();
 	rc = sym_stream_run(&s, &d, msg, sizeof(msg));
 	if (rc < 0) {

@@ -33,11 +33,10 @@ pty() {
 	cmp "$T/ref.fxt.gz" "$T/tty.fxt.gz"
 }
 
-@test "mt-fxt reading a pipe on a terminal shows the counts without a share" {
+@test "mt-fxt reading a pipe on a terminal shows no progress (the first program of a pipeline does)" {
 	pty "cat '$T/s.events' | mt-fxt -o '$T/pipe.fxt.gz'"
 	[ "$status" -eq 0 ]
-	[[ "$output" =~ mt-fxt:\ [0-9]+\ events\ read,\ [0-9]+\ written ]]
-	[[ "$output" != *"% of"* ]]
+	[ "$output" = "" ]
 	cmp "$T/ref.fxt.gz" "$T/pipe.fxt.gz"
 }
 
