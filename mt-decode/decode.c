@@ -81,7 +81,34 @@ struct dec_buf {
 	size_t trigi;		/* next trigger (index into snapshot) */
 	struct dec_pend pend;
 	struct mt_ev ev;	/* record being written */
+	/* A segment of the buffer (-j N, parallel.h); NULL: all of it. */
+	const struct dec_unit *u;
+	struct dec_unit_res *res;
+	size_t tgt;		/* next later segment whose start we look for */
+	int in_join;		/* past its first event: stop at the next block */
+	uint64_t join_off;	/* in_join: decoder offset before the block */
 };
+
+/* dec_stretch: this segment reached the start of a later one. */
+#define DEC_JOINED (-1000)
+/* dec_stretch: the output could not be written (errno set). */
+#define DEC_IOERR (-1001)
+
+/* Where the next byte written to @fd goes. */
+static uint64_t
+dec_fd_pos(int fd)
+{
+	off_t o = lseek(fd, 0, SEEK_CUR);
+
+	return o < 0 ? 0 : (uint64_t)o;
+}
+
+static int
+dec_sig_equal(const struct dec_sig *a, const struct dec_sig *b)
+{
+	return a->off == b->off && a->type == b->type && a->ip == b->ip &&
+	    a->has_tsc == b->has_tsc && a->tsc == b->tsc;
+}
 
 static uint64_t
 dec_tsc_ns(const struct mt_snap_timeconv *tc, uint64_t tsc)
@@ -460,6 +487,75 @@ dec_progress(struct dec_buf *b)
 	    b->r->st->events);
 }
 
+/* The fields of an event that identify it in a linear decode. */
+static void
+dec_sig_of(struct dec_buf *b, const struct pt_event *ev, struct dec_sig *sig)
+{
+	memset(sig, 0, sizeof(*sig));
+	pt_blk_get_offset(b->dec, &sig->off);
+	sig->type = (uint32_t)ev->type;
+	sig->ip = ev->variant.enabled.ip;	/* the first field of any */
+	sig->has_tsc = ev->has_tsc;
+	sig->tsc = ev->has_tsc ? ev->tsc : 0;
+}
+
+/*
+ * Is @ev the first event a later segment's decoder reports after its
+ * sync?  Then the two decoders are at the same packet and IP, and the
+ * rest of this segment is the later one's (parallel.h).
+ */
+static void
+dec_join_check(struct dec_buf *b, const struct pt_event *ev)
+{
+	const struct dec_unit *u = b->u;
+	struct dec_sig sig;
+
+	dec_sig_of(b, ev, &sig);
+	while (b->tgt < u->nnext && sig.off > u->next[b->tgt].off)
+		b->tgt++;	/* passed it (a resync jumped over) */
+	if (b->tgt < u->nnext && dec_sig_equal(&sig, &u->next[b->tgt])) {
+		b->in_join = 1;
+		b->res->joined = (int64_t)b->tgt;
+	}
+}
+
+/*
+ * The first block of a segment (its output is kept from here), or the
+ * first block after the join (this segment stops here, once the branch
+ * pending has gone to the block).  Counters exclude the block.
+ */
+static int
+dec_seam(struct dec_buf *b, const struct pt_block *blk)
+{
+	struct dec_unit_res *res = b->res;
+
+	if (b->u->seg > 0 && !res->marked) {
+		if (mt_evw_flush(b->r->w) < 0)
+			return DEC_IOERR;
+		res->mark = dec_fd_pos(b->u->fd);
+		res->marked = 1;
+		res->mark_st = *b->r->st;
+		res->mark_st.instructions -= blk->ninsn;
+		res->mark_st.blocks--;
+	}
+	if (b->in_join && (blk->ip != b->u->next[b->tgt].blk_ip ||
+	    b->join_off != b->u->next[b->tgt].blk_off)) {
+		/* Not where the later decoder starts: look further. */
+		b->in_join = 0;
+		b->res->joined = -1;
+		b->tgt++;
+	}
+	if (b->in_join) {
+		if (b->pend.kind != WK_NONE)
+			dec_resolve(b, blk->ip, 0);
+		res->stop_icount = b->icount;
+		b->r->st->instructions -= blk->ninsn;
+		b->r->st->blocks--;
+		return DEC_JOINED;
+	}
+	return 0;
+}
+
 /* The documented loop over one synced stretch; returns libipt's status. */
 static int
 dec_stretch(struct dec_buf *b, int st)
@@ -473,12 +569,16 @@ dec_stretch(struct dec_buf *b, int st)
 			st = pt_blk_event(b->dec, &ev, sizeof(ev));
 			if (st < 0)
 				return st;
+			if (b->u != NULL && !b->in_join && b->tgt < b->u->nnext)
+				dec_join_check(b, &ev);
 			dec_event(b, &ev);
 		}
 		/*
 		 * Past pts_eos libipt may still decode linear code until it
 		 * needs trace; the next call then says -pte_eos.
 		 */
+		if (b->in_join)
+			pt_blk_get_offset(b->dec, &b->join_off);
 		st = pt_blk_next(b->dec, &blk, sizeof(blk));
 		b->r->st->blocks++;
 		if (blk.ninsn > 0) {
@@ -492,6 +592,12 @@ dec_stretch(struct dec_buf *b, int st)
 				}
 				if (b->trigi < b->r->s->ntriggers)
 					dec_triggers(b, b->now);
+			}
+			if (b->u != NULL && (b->in_join ||
+			    (b->u->seg > 0 && !b->res->marked))) {
+				rc = dec_seam(b, &blk);
+				if (rc != 0)
+					return rc;
 			}
 			if (dec_block(b, &blk) < 0)
 				return -pte_nomem;
@@ -552,19 +658,34 @@ dec_config(const struct mt_snap *s, const struct mt_snap_aux *a,
 	return 0;
 }
 
+/*
+ * Decode buffer @a, or with @u the segment of it @u describes (results in
+ * @res): the segment starts at its PSB (seg > 0: no thread record, no
+ * bytes before sync) and ends where it joins a later segment's decode,
+ * or at the end of the buffer.
+ */
 static int
-dec_buffer(struct dec_run *r, const struct mt_snap_aux *a)
+dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
+    const struct dec_unit *u, struct dec_unit_res *res)
 {
 	struct dec_buf b;
 	struct pt_config cfg;
 	uint64_t off = 0, last_sync = 0, err_off = 0;
-	int st, rc = 0, first = 1;
+	int st, rc = 0, first = 1, later = u != NULL && u->seg > 0;
 
 	memset(&b, 0, sizeof(b));
 	b.r = r;
 	b.aux = a;
-	r->st->buffers++;
-	r->st->pt_bytes += a->len;
+	b.u = u;
+	b.res = res;
+	if (res != NULL) {
+		memset(res, 0, sizeof(*res));
+		res->joined = -1;
+	}
+	if (!later) {
+		r->st->buffers++;
+		r->st->pt_bytes += a->len;
+	}
 	if (a->tid != MT_SNAP_NONE) {
 		b.tid = a->tid;
 		b.pid = thr_pid(&r->ts, a->tid);
@@ -583,25 +704,37 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 		rc = -MT_E_IPT;
 		goto out;
 	}
-	rc = dec_thread(&b);
+	if (!later)
+		rc = dec_thread(&b);
 	if (rc < 0)
 		goto out;
 	for (;;) {
-		st = pt_blk_sync_forward(b.dec);
-		if (st < 0) {
+		if (later && first) {
+			/* parallel.c checked that it syncs */
+			st = pt_blk_sync_set(b.dec, u->start);
+			if (st < 0) {
+				rc = -MT_E_IPT;
+				goto out;
+			}
+			off = u->start;
+		} else {
+			st = pt_blk_sync_forward(b.dec);
+			if (st < 0) {
+				if (first)
+					r->st->bytes_before_sync += a->len;
+				else if (err_off < a->len)
+					r->st->bytes_skipped +=
+					    a->len - err_off;
+				break;
+			}
+			pt_blk_get_sync_offset(b.dec, &off);
 			if (first)
-				r->st->bytes_before_sync += a->len;
-			else if (err_off < a->len)
-				r->st->bytes_skipped += a->len - err_off;
-			break;
+				r->st->bytes_before_sync += off;
+			else if (off > err_off)
+				r->st->bytes_skipped += off - err_off;
+			if (!first && off <= last_sync)
+				break;
 		}
-		pt_blk_get_sync_offset(b.dec, &off);
-		if (first)
-			r->st->bytes_before_sync += off;
-		else if (off > err_off)
-			r->st->bytes_skipped += off - err_off;
-		if (!first && off <= last_sync)
-			break;
 		first = 0;
 		last_sync = off;
 		if (r->perf_clock)
@@ -609,13 +742,17 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 		st = dec_stretch(&b, st);
 		if (st == -pte_eos)
 			break;
-		if (st == -pte_nomem) {
-			rc = -MT_E_NOMEM;
+		if (st == DEC_JOINED)
+			goto out;	/* the later segment goes on */
+		if (st == -pte_nomem || st == DEC_IOERR) {
+			rc = st == DEC_IOERR ? -MT_E_IO : -MT_E_NOMEM;
 			goto out;
 		}
 		dec_error(&b, st);
 		pt_blk_get_offset(b.dec, &err_off);
 	}
+	if (res != NULL)
+		res->joined = -1;	/* decoded to the end of the buffer */
 	if (r->perf_clock)
 		dec_triggers(&b, UINT64_MAX);
 	else
@@ -627,6 +764,8 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 	dec_emit(&b, MT_EV_END, dec_time(&b, 0), 0, 0);
 	if (r->prog != NULL)
 		r->prog->done += a->len;
+	if (res != NULL)
+		res->stop_icount = b.icount;
 out:
 	pt_blk_free_decoder(b.dec);
 	return rc;
@@ -776,7 +915,7 @@ decode_run(const struct decode_opts *o, const struct mt_snap *s,
 		    r.prog);
 	if (rc == PAR_SEQUENTIAL || (rc >= 0 && o->jobs <= 1))
 		for (rc = 0, i = 0; rc >= 0 && i < s->naux; i++)
-			rc = dec_buffer(&r, &s->aux[i]);
+			rc = dec_buffer(&r, &s->aux[i], NULL, NULL);
 out:
 	if (r.wc != NULL) {
 		uint64_t nw, ni;
@@ -821,8 +960,9 @@ dec_fork(const struct dec_run *r, struct pt_image *(*image)(void *,
 }
 
 int
-dec_fork_buffer(struct dec_run *c, size_t i, struct mt_evw *w,
-    struct decode_stats *st, const uint32_t *seen, size_t nseen)
+dec_fork_unit(struct dec_run *c, const struct dec_unit *u,
+    struct dec_unit_res *res, struct mt_evw *w, struct decode_stats *st,
+    const uint32_t *seen, size_t nseen)
 {
 	size_t cap = 8;
 
@@ -837,7 +977,63 @@ dec_fork_buffer(struct dec_run *c, size_t i, struct mt_evw *w,
 	c->nseen = nseen;	/* cap > nseen: dec_thread's growth holds */
 	c->w = w;
 	c->st = st;
-	return dec_buffer(c, &c->s->aux[i]);
+	return dec_buffer(c, &c->s->aux[u->buf], u, res);
+}
+
+int
+dec_seg_sig(const struct dec_run *r, size_t i, uint64_t psb,
+    struct dec_sig *sig)
+{
+	const struct mt_snap_aux *a = &r->s->aux[i];
+	struct pt_block_decoder *dec;
+	struct pt_config cfg;
+	struct pt_event ev;
+	struct pt_block blk;
+	struct dec_buf b;
+	uint32_t pid, tid;
+	int st, n, rc = -1;
+
+	if (!dec_static_tid(r, i, &pid, &tid))
+		return -1;
+	dec_config(r->s, a, &cfg);
+	dec = pt_blk_alloc_decoder(&cfg);
+	if (dec == NULL)
+		return -1;
+	memset(&b, 0, sizeof(b));
+	b.dec = dec;
+	st = pt_blk_set_image(dec, dec_image(r, pid));
+	if (st >= 0)
+		st = pt_blk_sync_set(dec, psb);
+	if (st < 0 || !(st & pts_event_pending))
+		goto out;
+	/* The first event, then on to the first block, without an error. */
+	for (n = 0; n < 64; n++) {
+		while (st & pts_event_pending) {
+			st = pt_blk_event(dec, &ev, sizeof(ev));
+			if (st < 0)
+				goto out;
+			if (n++ == 0)
+				dec_sig_of(&b, &ev, sig);
+		}
+		pt_blk_get_offset(dec, &sig->blk_off);
+		st = pt_blk_next(dec, &blk, sizeof(blk));
+		if (blk.ninsn > 0) {
+			sig->blk_ip = blk.ip;
+			rc = 0;
+			break;
+		}
+		if (st < 0)
+			break;
+	}
+out:
+	pt_blk_free_decoder(dec);
+	return rc;
+}
+
+int
+dec_perf_clock(const struct dec_run *r)
+{
+	return r->perf_clock;
 }
 
 void

@@ -75,6 +75,7 @@ struct decode_stats {
 	uint64_t walks;		/* distinct block starts walked */
 	uint64_t walk_insns;	/* instructions decoded by the walks */
 	uint64_t no_image;	/* mappings whose file was not found */
+	uint64_t seg_joins;	/* -j N: segments stitched to the one before */
 };
 
 /* Where a fatal error happened (corrupt sideband). */

@@ -247,4 +247,6 @@ info_print_stats(FILE *fp, const struct decode_stats *st)
 	fprintf(fp, "walks: %" PRIu64 "\n", st->walks);
 	fprintf(fp, "walk-instructions: %" PRIu64 "\n", st->walk_insns);
 	fprintf(fp, "walk-mismatches: %" PRIu64 "\n", st->walk_mismatch);
+	if (st->seg_joins > 0)	/* -j N split a buffer at PSBs */
+		fprintf(fp, "segment-joins: %" PRIu64 "\n", st->seg_joins);
 }

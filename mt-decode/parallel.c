@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Parallel decode across buffers (parallel.h): worker threads claim
- * buffers in index order, decode each into a temporary file with a fork of
- * the run, and the calling thread copies the files to the output in index
- * order as they complete.
+ * Parallel decode (parallel.h): the buffers, and large buffers cut into
+ * segments at PSBs, are units of work; worker threads claim units in
+ * order, decode each into a temporary file with a fork of the run, and
+ * the calling thread copies the files to the output in order as they
+ * complete, joining a buffer's segments where they meet (from the mark of
+ * the segment the one before joined, with relative times shifted by the
+ * instructions before it).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,21 +28,27 @@
 #include "snap.h"
 
 #define PAR_COPY (1u << 20)	/* bytes copied at once */
+#define PAR_MIN_SEG (1u << 20)	/* smallest segment of a split buffer */
 
-/* One buffer's result. */
+/* One unit's result. */
 struct par_slot {
 	int fd;			/* its stream (after hdr bytes), -1 none */
 	uint64_t hdr;		/* header bytes the private writer wrote */
-	int rc;			/* dec_fork_buffer's result */
+	int rc;			/* dec_fork_unit's result */
 	int done;
 	struct decode_stats st;
+	struct dec_unit_res res;
 };
 
 struct par {
 	struct dec_run *r;
 	struct image_set *is;
-	size_t n;		/* buffers */
-	size_t window;		/* buffers decoded ahead of the output */
+	const struct mt_snap *s;
+	size_t nbuf;		/* buffers */
+	size_t n;		/* units */
+	struct dec_unit *unit;
+	struct dec_sig *sig;	/* unit i (seg > 0): sig[i], its first event */
+	size_t window;		/* units decoded ahead of the output */
 	uint32_t *tids;		/* distinct tids in order of first buffer */
 	size_t *nseen;		/* buffer i: tids[0..nseen[i]) came before */
 	struct par_slot *slot;
@@ -105,11 +115,12 @@ par_tmpfile(void)
 	return fd;
 }
 
-/* Decode buffer @i into slot @i. */
+/* Decode unit @i into slot @i. */
 static void
 par_one(struct par *p, struct dec_run *c, size_t i)
 {
 	struct par_slot *sl = &p->slot[i];
+	struct dec_unit *u = &p->unit[i];
 	struct mt_evw *w = NULL;
 	off_t hdr;
 	int rc;
@@ -126,8 +137,10 @@ par_one(struct par *p, struct dec_run *c, size_t i)
 	if (rc >= 0 && hdr < 0)
 		rc = -MT_E_IO;
 	sl->hdr = hdr < 0 ? 0 : (uint64_t)hdr;
+	u->fd = sl->fd;
 	if (rc >= 0)
-		rc = dec_fork_buffer(c, i, w, &sl->st, p->tids, p->nseen[i]);
+		rc = dec_fork_unit(c, u, &sl->res, w, &sl->st, p->tids,
+		    p->nseen[u->buf]);
 	if (rc >= 0)
 		rc = mt_evw_free(w);
 	else
@@ -175,12 +188,29 @@ par_worker(void *arg)
 	return NULL;
 }
 
+/* Write all of @buf to @fd. */
+static int
+par_write(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, buf, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -MT_E_IO;
+		buf += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
 /* Copy @fd from @off to its end to @out. */
 static int
 par_copy(int fd, uint64_t off, int out, uint8_t *buf)
 {
 	for (;;) {
-		ssize_t n = pread(fd, buf, PAR_COPY, (off_t)off), m, k;
+		ssize_t n = pread(fd, buf, PAR_COPY, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -189,25 +219,127 @@ par_copy(int fd, uint64_t off, int out, uint8_t *buf)
 		if (n == 0)
 			return 0;
 		off += (uint64_t)n;
-		for (m = 0; m < n; m += k) {
-			k = write(out, buf + m, (size_t)(n - m));
-			if (k < 0 && errno == EINTR) {
-				k = 0;
-				continue;
-			}
-			if (k <= 0)
-				return -MT_E_IO;
-		}
+		if (par_write(out, (const char *)buf, (size_t)n) < 0)
+			return -MT_E_IO;
 	}
+}
+
+size_t
+par_shift_line(const char *line, size_t len, uint64_t base, char *out)
+{
+	const char *sp = memchr(line, ' ', len), *e;
+	uint64_t t = 0;
+	size_t head;
+	int k;
+
+	if (sp == NULL || (len >= 7 && memcmp(line, "thread ", 7) == 0)) {
+		memcpy(out, line, len);
+		return len;
+	}
+	for (e = sp + 1; e < line + len && *e >= '0' && *e <= '9'; e++)
+		t = t * 10 + (uint64_t)(*e - '0');
+	if (e == sp + 1) {	/* no time field */
+		memcpy(out, line, len);
+		return len;
+	}
+	head = (size_t)(sp + 1 - line);
+	memcpy(out, line, head);
+	k = sprintf(out + head, "%llu", (unsigned long long)(t + base));
+	memcpy(out + head + (size_t)k, e, (size_t)(line + len - e));
+	return head + (size_t)k + (size_t)(line + len - e);
+}
+
+/*
+ * Copy @fd from @off to its end to @out, adding @base to the time of
+ * each event record (relative times of a later segment).
+ */
+static int
+par_copy_shift(int fd, uint64_t off, int out, uint8_t *buf, uint64_t base)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	const char *m, *l, *nl, *stop;
+	void *map;
+	size_t used = 0, len;
+	int rc = 0;
+
+	if (end < 0)
+		return -MT_E_IO;
+	if ((uint64_t)end <= off)
+		return 0;
+	map = mmap(NULL, (size_t)end, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return -MT_E_IO;
+	m = map;
+	stop = m + end;
+	for (l = m + off; rc == 0 && l < stop; l = nl) {
+		nl = memchr(l, '\n', (size_t)(stop - l));
+		nl = nl != NULL ? nl + 1 : stop;
+		len = (size_t)(nl - l);
+		if (used + len + 24 > PAR_COPY) {
+			rc = par_write(out, (const char *)buf, used);
+			used = 0;
+		}
+		if (rc == 0 && len + 24 > PAR_COPY) {
+			rc = par_write(out, l, len);	/* unshifted: none */
+			continue;
+		}
+		used += par_shift_line(l, len, base, (char *)buf + used);
+	}
+	if (rc == 0 && used > 0)
+		rc = par_write(out, (const char *)buf, used);
+	munmap(map, (size_t)end);
+	return rc;
+}
+
+int
+par_stitch(struct par_stitch *ps, size_t i, size_t seg,
+    const struct dec_unit_res *res, uint64_t hdr, uint64_t *from,
+    uint64_t *base)
+{
+	int kept;
+
+	if (seg == 0) {		/* a buffer's first unit: from its start */
+		ps->want = i;
+		ps->from_mark = 0;
+		ps->base = 0;
+	}
+	if (i != ps->want)
+		return 0;	/* jumped over by the unit before */
+	if (ps->from_mark && !res->marked) {
+		ps->want = SIZE_MAX;	/* no block: cannot have been joined */
+		return 0;
+	}
+	*from = ps->from_mark ? res->mark : hdr;
+	*base = ps->base;
+	kept = ps->from_mark ? 2 : 1;
+	if (res->joined >= 0) {
+		ps->want = i + 1 + (size_t)res->joined;
+		ps->from_mark = 1;
+		ps->base += res->stop_icount;
+	} else {
+		ps->want = SIZE_MAX;	/* it decoded the rest of the buffer */
+	}
+	return kept;
+}
+
+/* PT bytes of unit @i (for progress). */
+static uint64_t
+par_unit_bytes(const struct par *p, size_t i)
+{
+	const struct dec_unit *u = &p->unit[i];
+	uint64_t end = p->s->aux[u->buf].len;
+
+	if (i + 1 < p->n && p->unit[i + 1].buf == u->buf)
+		end = p->unit[i + 1].start;
+	return end - u->start;
 }
 
 /*
  * Wait until slot @i is done (p->mu held), showing progress on @prog
- * every interval meanwhile: the bytes and events of the buffers done.
+ * every interval meanwhile: the bytes and events of the units done.
  */
 static void
-par_wait(struct par *p, size_t i, const struct mt_snap *s,
-    struct decode_progress *prog)
+par_wait(struct par *p, size_t i, struct decode_progress *prog)
 {
 	uint64_t ns, done, events;
 	struct timespec ts;
@@ -231,7 +363,7 @@ par_wait(struct par *p, size_t i, const struct mt_snap *s,
 		done = events = 0;
 		for (k = 0; k < p->n; k++)
 			if (p->slot[k].done) {
-				done += s->aux[k].len;
+				done += par_unit_bytes(p, k);
 				events += p->slot[k].st.events;
 			}
 		decode_progress_show(prog, done, events);
@@ -239,7 +371,8 @@ par_wait(struct par *p, size_t i, const struct mt_snap *s,
 }
 
 static void
-par_add_stats(struct decode_stats *to, const struct decode_stats *from)
+par_add_stats(struct decode_stats *to, const struct decode_stats *from,
+    int sign)
 {
 	uint64_t *t = (uint64_t *)to;
 	const uint64_t *f = (const uint64_t *)from;
@@ -248,22 +381,87 @@ par_add_stats(struct decode_stats *to, const struct decode_stats *from)
 	_Static_assert(sizeof(struct decode_stats) % sizeof(uint64_t) == 0,
 	    "decode_stats holds only u64 counters");
 	for (i = 0; i < sizeof(*to) / sizeof(uint64_t); i++)
-		t[i] += f[i];
+		t[i] += sign > 0 ? f[i] : -f[i];
+}
+
+/* Segment size: MT_DECODE_SEGMENT_BYTES (tests), else 1 MiB at least. */
+static uint64_t
+par_seg_size(uint64_t total, int jobs)
+{
+	const char *e = getenv("MT_DECODE_SEGMENT_BYTES");
+	uint64_t min = PAR_MIN_SEG, want;
+	char *end;
+
+	if (e != NULL && *e != '\0') {
+		errno = 0;
+		want = strtoull(e, &end, 10);
+		if (errno == 0 && *end == '\0' && want >= 64)
+			min = want;
+	}
+	want = total / (4 * (uint64_t)jobs);
+	return want > min ? want : min;
+}
+
+/*
+ * PSB offsets that cut buffer @b into segments of about @seg bytes, each
+ * with the event its decoder reports first (units and sigs appended).
+ */
+static int
+par_split(struct par *p, size_t b, uint64_t seg)
+{
+	const struct mt_snap_aux *a = &p->s->aux[b];
+	struct pt_packet_decoder *pd;
+	struct pt_config cfg;
+	uint64_t x, psb, last = 0;
+	int tries;
+
+	pt_config_init(&cfg);
+	cfg.begin = a->data;
+	cfg.end = a->data + a->len;
+	pd = pt_pkt_alloc_decoder(&cfg);
+	if (pd == NULL)
+		return -MT_E_NOMEM;
+	for (x = seg; x + seg / 2 < a->len; x += seg) {
+		if (x <= last)
+			continue;
+		if (pt_pkt_sync_set(pd, x) < 0)
+			break;
+		for (tries = 0; tries < 16; tries++) {
+			if (pt_pkt_sync_forward(pd) < 0 ||
+			    pt_pkt_get_sync_offset(pd, &psb) < 0)
+				goto done;
+			if (psb <= last || psb >= a->len)
+				goto done;
+			if (dec_seg_sig(p->r, b, psb, &p->sig[p->n]) == 0)
+				break;
+		}
+		if (tries == 16)
+			continue;
+		p->unit[p->n].buf = b;
+		p->unit[p->n].seg = p->unit[p->n - 1].seg + 1;
+		p->unit[p->n].start = psb;
+		p->n++;
+		last = psb;
+	}
+done:
+	pt_pkt_free_decoder(pd);
+	return 0;
 }
 
 /* Known threads of every buffer, in buffer order; 0 if one is not. */
 static int
-par_plan(struct par *p)
+par_plan(struct par *p, int jobs)
 {
-	size_t i, j, nt = 0;
+	size_t i, j, k, nt = 0, cap;
+	uint64_t total = 0, seg;
 	uint32_t pid, tid;
+	int rc;
 
-	p->tids = calloc(p->n + 1, sizeof(*p->tids));
-	p->nseen = calloc(p->n + 1, sizeof(*p->nseen));
-	p->slot = calloc(p->n + 1, sizeof(*p->slot));
-	if (p->tids == NULL || p->nseen == NULL || p->slot == NULL)
+	p->tids = calloc(p->nbuf + 1, sizeof(*p->tids));
+	p->nseen = calloc(p->nbuf + 1, sizeof(*p->nseen));
+	if (p->tids == NULL || p->nseen == NULL)
 		return -MT_E_NOMEM;
-	for (i = 0; i < p->n; i++) {
+	for (i = 0; i < p->nbuf; i++) {
 		if (!dec_static_tid(p->r, i, &pid, &tid))
 			return 0;
 		p->nseen[i] = nt;
@@ -274,8 +472,32 @@ par_plan(struct par *p)
 		/* Images are created here, not by racing workers. */
 		if (image_set_image(p->is, pid) == NULL)
 			return -MT_E_NOMEM;
-		p->slot[i].fd = -1;
+		total += p->s->aux[i].len;
 	}
+	seg = jobs > 1 ? par_seg_size(total, jobs) : UINT64_MAX;
+	for (cap = p->nbuf, i = 0; i < p->nbuf; i++)
+		if (p->s->aux[i].len >= 2 * seg)
+			cap += p->s->aux[i].len / seg + 1;
+	p->unit = calloc(cap + 1, sizeof(*p->unit));
+	p->sig = calloc(cap + 1, sizeof(*p->sig));
+	p->slot = calloc(cap + 1, sizeof(*p->slot));
+	if (p->unit == NULL || p->sig == NULL || p->slot == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; i < p->nbuf; i++) {
+		k = p->n;
+		p->unit[p->n++].buf = i;
+		if (p->s->aux[i].len >= 2 * seg) {
+			rc = par_split(p, i, seg);
+			if (rc < 0)
+				return rc;
+		}
+		for (j = k; j < p->n; j++) {
+			p->unit[j].next = &p->sig[j + 1];
+			p->unit[j].nnext = p->n - j - 1;
+		}
+	}
+	for (i = 0; i < p->n; i++)
+		p->slot[i].fd = -1;
 	return 1;
 }
 
@@ -286,17 +508,20 @@ par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
 {
 	struct par p;
 	struct par_worker *wk = NULL;
+	struct par_slot *sl;
 	pthread_t *th = NULL;
 	uint8_t *buf = NULL;
-	uint64_t lo, hi;
+	struct par_stitch ps = { 0, 0, 0 };
+	uint64_t lo, hi, base, from;
 	size_t i, k, nth = 0;
-	int rc;
+	int rc, used, shift = !dec_perf_clock(r);
 
 	memset(&p, 0, sizeof(p));
 	p.r = r;
 	p.is = is;
-	p.n = s->naux;
-	if (p.n < 2 || jobs < 2)
+	p.s = s;
+	p.nbuf = s->naux;
+	if (p.nbuf < 1 || jobs < 2)
 		return PAR_SEQUENTIAL;
 	/*
 	 * With MTC or CYC, times change between branches, and the time
@@ -307,7 +532,9 @@ par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
 	 */
 	if (s->has_ptcfg && (s->ptcfg.config & (MT_PT_CFG_CYC | MT_PT_CFG_MTC)))
 		return PAR_SEQUENTIAL;
-	rc = par_plan(&p);
+	rc = par_plan(&p, jobs);
+	if (rc == 1 && p.n < 2)
+		rc = 0;		/* one unit: nothing to share */
 	if (rc == 0)
 		rc = PAR_SEQUENTIAL;
 	if (rc != 1)
@@ -335,26 +562,42 @@ par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
 	}
 	if (rc == 0 && nth == 0)
 		rc = -MT_E_NOMEM;
-	/* Write the buffers in order as they complete. */
+	/*
+	 * Write the units in order as they complete: a buffer's first
+	 * unit from its start, then from the unit it joined on (from its
+	 * mark), skipping the ones jumped over.
+	 */
 	for (i = 0; rc == 0 && i < p.n; i++) {
+		sl = &p.slot[i];
 		pthread_mutex_lock(&p.mu);
-		par_wait(&p, i, s, prog);
+		par_wait(&p, i, prog);
 		pthread_mutex_unlock(&p.mu);
-		if (p.slot[i].fd >= 0)
-			rc = par_copy(p.slot[i].fd, p.slot[i].hdr, out_fd, buf);
-		par_add_stats(st, &p.slot[i].st);
+		used = par_stitch(&ps, i, p.unit[i].seg, &sl->res, sl->hdr,
+		    &from, &base);
+		if (used && sl->rc >= 0) {
+			if (shift && base > 0)
+				rc = par_copy_shift(sl->fd, from, out_fd, buf,
+				    base);
+			else
+				rc = par_copy(sl->fd, from, out_fd, buf);
+			par_add_stats(st, &sl->st, 1);
+			if (used == 2) {
+				par_add_stats(st, &sl->res.mark_st, -1);
+				st->seg_joins++;
+			}
+		}
+		if (rc == 0 && used && sl->rc < 0)
+			rc = sl->rc;
+		if (sl->fd >= 0)
+			close(sl->fd);
+		sl->fd = -1;
 		if (prog != NULL) {
-			prog->done += s->aux[i].len;
-			/* MT_PROGRESS_INTERVAL_MS=0: a line per buffer. */
+			prog->done += par_unit_bytes(&p, i);
+			/* MT_PROGRESS_INTERVAL_MS=0: a line per unit. */
 			if (prog->p.interval_ns == 0)
 				decode_progress_show(prog, prog->done,
 				    st->events);
 		}
-		if (rc == 0 && p.slot[i].rc < 0)
-			rc = p.slot[i].rc;
-		if (p.slot[i].fd >= 0)
-			close(p.slot[i].fd);
-		p.slot[i].fd = -1;
 		pthread_mutex_lock(&p.mu);
 		p.written = i + 1;
 		pthread_cond_broadcast(&p.cv);
@@ -386,5 +629,7 @@ out:
 	free(p.tids);
 	free(p.nseen);
 	free(p.slot);
+	free(p.unit);
+	free(p.sig);
 	return rc;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Parallel decode (mt-decode -j N): the AUX buffers of a snapshot are
- * decoded by N worker threads at once and their event streams written in
- * buffer order, so the output is byte for byte the sequential output.
+ * Parallel decode (mt-decode -j N): the AUX buffers of a snapshot, and
+ * large buffers cut into segments at PSBs, are decoded by N worker
+ * threads at once and their event streams written in order, so the output
+ * is byte for byte the sequential output.
  *
  * Each worker is a fork of the run (decode.c's dec_fork): its own walk
  * cache, its own copies of the libipt images (an image is not safe to
@@ -10,7 +11,7 @@
  * is, libipt locks it), its own counters; it writes each buffer's stream
  * into its own temporary file, which the calling thread copies to the
  * output once every earlier buffer has been copied.  A window of 2 N
- * buffers bounds the temporary space.  The thread records ("thread" lines
+ * units bounds the temporary space.  The thread records ("thread" lines
  * are written once per run, at the thread's first buffer) come out the
  * same because a worker starts each buffer knowing the threads of all the
  * buffers before it.  That needs buffers whose thread is known before
@@ -24,8 +25,11 @@
  * run to run).  TSC-only (magic-trace's "Low" timing) and relative times
  * do not depend on block boundaries.
  *
- * Splitting one large buffer at PSBs is not done here (docs/decode.md,
- * bench/README.md): parallelism is across buffers.
+ * A buffer is split when it is at least two segments long: a segment is
+ * the total PT size / 4 N, at least 1 MiB (MT_DECODE_SEGMENT_BYTES lowers
+ * that floor, for tests), cut at the next PSB after each multiple whose
+ * fresh decode reaches a block without an error.  How the segments meet is
+ * described at struct dec_unit; docs/decode.md has the why.
  */
 #ifndef MT_DECODE_PARALLEL_H
 #define MT_DECODE_PARALLEL_H
@@ -33,9 +37,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decode.h"
+
 struct dec_run;
-struct decode_progress;
-struct decode_stats;
 struct image_set;
 struct mt_evw;
 struct mt_snap;
@@ -56,15 +60,93 @@ int par_decode(struct dec_run *r, const struct mt_snap *s,
     struct image_set *is, struct decode_stats *st, int jobs, int out_fd,
     struct mt_evw *w, struct decode_progress *prog);
 
+/*
+ * A worker's unit of work: a whole buffer, or a segment of one that starts
+ * at a PSB.  Segment k decodes from its PSB through the start of segment
+ * k + 1 until it reaches the event segment k + 1's decoder reports first
+ * after its sync (same packet offset, type, IP and TSC: @next[0]), then
+ * on to the next block, where the branch pending at the border goes; if
+ * that block is segment k + 1's first one (same IP, decoded from the same
+ * offset) it stops there, else it looks for the next segment's start.
+ * Segment k + 1's output is kept from that same block on (its mark).  A segment whose decode jumps past @next[0] (a resync after
+ * an error) joins a later one; one that reaches the end of the buffer
+ * writes the buffer's end and the segments after it are dropped.
+ */
+struct dec_sig {
+	uint64_t off;		/* decoder offset after the event */
+	uint64_t ip;		/* its IP (first field of the variant) */
+	uint64_t tsc;
+	uint32_t type;		/* enum pt_event_type */
+	uint32_t has_tsc;
+	uint64_t blk_ip;	/* the first block starts here, */
+	uint64_t blk_off;	/* decoded from this offset on */
+};
+
+struct dec_unit {
+	size_t buf;		/* index of the AUX buffer */
+	size_t seg;		/* segment in it, 0 the first */
+	uint64_t start;		/* seg > 0: offset of its PSB */
+	const struct dec_sig *next;	/* first events of the later segments */
+	size_t nnext;
+	int fd;			/* the file the worker's writer writes to */
+};
+
+struct dec_unit_res {
+	int64_t joined;		/* later segment joined, 0 the next; -1 end */
+	uint64_t stop_icount;	/* instructions before the join block */
+	uint64_t mark;		/* seg > 0: offset in fd of its first block */
+	int marked;		/* seg > 0 reached a block */
+	struct decode_stats mark_st;	/* seg > 0: counters at the mark */
+};
+
+/*
+ * Copy the record @line (@len bytes, its '\n' included) to @out (room for
+ * @len + 24 bytes) with @base added to its time, the field after the
+ * keyword; `thread` records and lines without a time are copied as they
+ * are.  Returns the bytes written to @out.
+ */
+size_t par_shift_line(const char *line, size_t len, uint64_t base,
+    char *out);
+
+/* Where the output stands in the units of a buffer (par_stitch). */
+struct par_stitch {
+	size_t want;		/* next unit whose output is kept */
+	int from_mark;		/* keep it from its mark, not its start */
+	uint64_t base;		/* relative time added to its records */
+};
+
+/*
+ * Unit @i (segment @seg of its buffer, with result @res, its stream
+ * starting at @hdr) is done, units are taken in order: returns 1 when its
+ * output is kept from its start, 2 from its mark (it was joined), with
+ * *@from the offset and *@base added to relative times; 0 when it is
+ * dropped (a unit before it decoded past it).  Start @ps zeroed.
+ */
+int par_stitch(struct par_stitch *ps, size_t i, size_t seg,
+    const struct dec_unit_res *res, uint64_t hdr, uint64_t *from,
+    uint64_t *base);
+
 /* Hooks implemented in decode.c for the workers. */
 struct dec_run *dec_fork(const struct dec_run *r,
     struct pt_image *(*image)(void *arg, uint32_t pid), void *image_arg);
-int dec_fork_buffer(struct dec_run *c, size_t i, struct mt_evw *w,
-    struct decode_stats *st, const uint32_t *seen, size_t nseen);
+/* Decode @u into @w (stream of fd u->fd); threads in @seen came before. */
+int dec_fork_unit(struct dec_run *c, const struct dec_unit *u,
+    struct dec_unit_res *res, struct mt_evw *w, struct decode_stats *st,
+    const uint32_t *seen, size_t nseen);
 /* Frees the fork; its walk counters are added to @st. */
 void dec_fork_free(struct dec_run *c, struct decode_stats *st);
 /* 1 with the thread of buffer @i when known before decoding, else 0. */
 int dec_static_tid(const struct dec_run *r, size_t i, uint32_t *pid,
     uint32_t *tid);
+/*
+ * The first event a decoder of buffer @i synced at the PSB at @psb
+ * reports, and where its first block starts; 0, or -1 when it does not
+ * sync, reports no event first or meets an error before a block.
+ * Calling thread only (uses the run's images).
+ */
+int dec_seg_sig(const struct dec_run *r, size_t i, uint64_t psb,
+    struct dec_sig *sig);
+/* 1: times are perf ns; 0: relative (instruction counts from the start). */
+int dec_perf_clock(const struct dec_run *r);
 
 #endif /* MT_DECODE_PARALLEL_H */

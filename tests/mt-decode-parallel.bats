@@ -1,8 +1,13 @@
 #!/usr/bin/env bats
-# mt-decode -j N (mt-decode/parallel.c): the buffers of a snapshot decode
-# on N threads and the event stream is byte for byte the one -j 1 writes.
-# Synthetic multi-thread traces come from bench/gen-synth (libipt's
-# encoder over a generated program); the real traces have one buffer.
+# mt-decode -j N (mt-decode/parallel.c): the buffers of a snapshot, and
+# large buffers cut into segments at PSBs, decode on N threads and the
+# event stream is byte for byte the one -j 1 writes.  Synthetic traces come
+# from bench/gen-synth (libipt's encoder over a generated program) and
+# tests/helpers/ptgen.c (its scenarios one after the other: overflows,
+# errors, filter gaps, interrupts, relative time); the real traces have one
+# buffer each.  MT_DECODE_SEGMENT_BYTES lowers the smallest segment (1 MiB)
+# so that small buffers split into many segments; `segment-joins` in
+# --stats counts the borders stitched.
 
 RP="$MT_SHARED/testdata/real-pt"
 
@@ -23,6 +28,41 @@ setup_file() {
 	"$T/gen-synth" snap -C -S 7 -t 5 -m 1 -e "$T/prog" -o "$T/tsc.snap"
 	# CYC timing: -j falls back to the sequential loop
 	"$T/gen-synth" snap -S 7 -t 3 -m 1 -e "$T/prog" -o "$T/cyc.snap"
+	# one thread: one buffer of 1 MiB, a PSB+ every 16 KiB, TSC timing
+	"$T/gen-synth" snap -C -S 7 -t 1 -m 1 -e "$T/prog" -o "$T/one.snap"
+	# ptgen's scenarios 30 times over in one buffer (no timing)
+	cc -O1 -o "$T/ptgen" "$MT_ROOT/tests/helpers/ptgen.c" -lipt
+	"$T/ptgen" code "$T/code.bin"
+	: > "$T/mix.pt"
+	for k in $(seq 30); do
+		for sc in calls psb ovf ipcomp nomap irq syscall corrupt filter \
+		    tailcall; do
+			"$T/ptgen" $sc "$T/sc.pt"
+			cat "$T/sc.pt" >> "$T/mix.pt"
+		done
+	done
+	mt-capture import-raw --pt "$T/mix.pt" -o "$T/mix.snap" \
+		"$T/code.bin@0x400000"
+}
+
+# same_as_j1 SNAP JOBS...: -j JOBS writes the -j 1 stream and counters
+# (but walks and libipt's block count, see the first test); prints the
+# segment-joins of the last run to $T/joins
+same_as_j1() {
+	local snap=$1 j one
+	shift
+	run mt-decode -j 1 -s -o "$T/s1.ev" "$snap"
+	[ "$status" -eq 0 ]
+	one=$(grep -v -e '^walk' -e '^blocks' <<<"$output")
+	for j in "$@"; do
+		run mt-decode -j $j -s -o "$T/s$j.ev" "$snap"
+		[ "$status" -eq 0 ]
+		cmp "$T/s1.ev" "$T/s$j.ev"
+		[ "$(grep -v -e '^walk' -e '^blocks' -e '^segment-joins' \
+		    <<<"$output")" = "$one" ]
+		grep '^segment-joins: ' <<<"$output" | cut -d' ' -f2 \
+			> "$T/joins"
+	done
 }
 
 setup() {
@@ -44,6 +84,8 @@ setup() {
 	# differently; instructions and events do not change)
 	[ "$(grep -v -e '^walk' -e '^blocks' <<<"$output")" = \
 	  "$(grep -v -e '^walk' -e '^blocks' <<<"$j1stats")" ]
+	# 1 MiB in all: no buffer is split by default
+	[[ "$output" != *segment-joins* ]]
 	# and the stream is not trivial: five threads, thousands of calls
 	[ "$(grep -c '^thread ' "$T/j1.ev")" -eq 5 ]
 	[ "$(grep -c '^call ' "$T/j1.ev")" -gt 10000 ]
@@ -83,6 +125,65 @@ setup() {
 		[ "$status" -eq 0 ]
 		cmp "$T/$t.1" "$T/$t.2"
 	done
+}
+
+@test "mt-decode -j: one buffer split at PSBs (TSC timing) decodes to the -j 1 bytes" {
+	export MT_DECODE_SEGMENT_BYTES=65536
+	same_as_j1 "$T/one.snap" 2 3 8
+	# -j 8: 1 MiB / 32 is below 64 KiB, so 64 KiB segments: 15 borders
+	[ "$(cat "$T/joins")" -ge 12 ]
+	# calls and returns of a deep call tree cross the borders
+	[ "$(grep -c '^call ' "$T/s1.ev")" -gt 10000 ]
+	[ "$(grep -c '^ret ' "$T/s1.ev")" -gt 10000 ]
+	[ "$(grep -c '^thread ' "$T/s8.ev")" -eq 1 ]
+	[ "$(grep -c '^end ' "$T/s8.ev")" -eq 1 ]
+}
+
+@test "mt-decode -j: one buffer with overflows, errors, filter gaps and interrupts, split anywhere" {
+	run mt-decode -j 1 -s -o "$T/m.ev" "$T/mix.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"overflows: 30"* ]]
+	[[ "$output" == *"errors: 90"* ]]
+	[ "$(sed -n 3p "$T/m.ev")" = "info clock relative" ]
+	for b in 64 333 1000; do
+		export MT_DECODE_SEGMENT_BYTES=$b
+		same_as_j1 "$T/mix.snap" 2 3 8
+		[ "$(cat "$T/joins")" -ge 4 ]
+	done
+	# every kind of record came through the borders
+	for k in call ret irq iret disable enable overflow error; do
+		[ "$(grep -c "^$k " "$T/s8.ev")" -ge 30 ]
+	done
+}
+
+@test "mt-decode -j: the real traces split at PSBs decode to the -j 1 bytes and counts" {
+	[ -f "$RP/mruby/trace" ] || skip "needs the real traces in $RP"
+	export MT_DECODE_SEGMENT_BYTES=64
+	for t in unzip mruby; do
+		[ -f "$T/$t.snap" ] || mt-capture import-raw --pt "$RP/$t/trace" \
+			--pages "$RP/$t/addr,$RP/$t/dump" \
+			--filter 0x400000-$([ $t = unzip ] && echo 0x427000 ||
+			    echo 0x4b6000) -o "$T/$t.snap"
+		same_as_j1 "$T/$t.snap" 2 3 8
+		[ "$(cat "$T/joins")" -ge 10 ]
+	done
+	run mt-decode -j 8 -s -o /dev/null "$T/mruby.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"instructions: 6334131"* ]]
+	[[ "$output" == *"errors: 0"* ]]
+	[[ "$output" == *"overflows: 1"* ]]
+}
+
+@test "mt-decode -j: 5 thread buffers each split at PSBs equal -j 1" {
+	export MT_DECODE_SEGMENT_BYTES=4096
+	same_as_j1 "$T/tsc.snap" 2 8
+	[ "$(cat "$T/joins")" -ge 5 ]
+}
+
+@test "mt-decode -j: a CYC buffer is not split (sequential) and equals -j 1" {
+	export MT_DECODE_SEGMENT_BYTES=64
+	same_as_j1 "$T/cyc.snap" 2
+	[ ! -s "$T/joins" ]
 }
 
 @test "mt-decode -j with a bad count is a usage error, exit 2" {
