@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <intel-pt.h>
@@ -24,6 +23,7 @@
 #include "err.h"
 #include "events.h"
 #include "info.h"
+#include "outfile.h"
 #include "snap.h"
 
 #define MT_VERSION "0.1"
@@ -119,51 +119,26 @@ parse_args(struct main_opts *o, int argc, char **argv)
 	return 0;
 }
 
-/*
- * Open the output: a temporary name beside @path, renamed when done.  An
- * existing @path that is not a regular file (/dev/null, a FIFO, a
- * terminal) is written in place: a rename would replace the device.
- */
-static int
-open_out(const char *path, char **tmp)
-{
-	struct stat sb;
-	int fd;
-
-	*tmp = NULL;
-	if (strcmp(path, "-") == 0)
-		return STDOUT_FILENO;
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-		return open(path, O_WRONLY | O_CLOEXEC);
-	if (asprintf(tmp, "%s.tmpXXXXXX", path) < 0)
-		return -1;
-	fd = mkstemp(*tmp);
-	if (fd < 0) {
-		free(*tmp);
-		*tmp = NULL;
-	}
-	return fd;
-}
-
 static int
 run(struct main_opts *o, struct mt_snap *s)
 {
 	struct decode_stats st;
 	struct decode_diag d = { 0, NULL };
 	struct decode_progress prog;
+	struct mt_outfile of;
 	struct mt_evw *w = NULL;
-	char *tmp = NULL;
-	int fd, rc;
+	int rc;
 
 	if (o->info)
 		return info_print(stdout, s, o->in) < 0 ? 1 : 0;
 	if (decode_cache_bundled(s) == -MT_E_IO && !o->quiet)
 		fprintf(stderr, "mt-decode: warning: cannot store the bundled "
 		    "files in the build-id cache: %s\n", strerror(errno));
-	fd = open_out(o->out, &tmp);
-	if (fd < 0) {
+	/* A temporary name renamed when complete; devices in place. */
+	if (mt_outfile_open(&of, o->out, 0666) < 0) {
 		fprintf(stderr, "mt-decode: cannot create '%s': %s\n", o->out,
 		    strerror(errno));
+		mt_outfile_abort(&of);
 		return 1;
 	}
 	memset(&st, 0, sizeof(st));
@@ -172,16 +147,18 @@ run(struct main_opts *o, struct mt_snap *s)
 		decode_progress_start(&prog, s, STDERR_FILENO);
 		o->d.progress = &prog;
 	}
-	o->d.out_fd = fd;	/* -j writes the buffers' streams here */
-	rc = mt_evw_new(&w, fd);
+	o->d.out_fd = of.fd;	/* -j writes the buffers' streams here */
+	rc = mt_evw_new(&w, of.fd);
 	if (rc >= 0)
 		rc = decode_run(&o->d, s, w, &st, &d);
 	if (rc >= 0)
 		rc = mt_evw_free(w);
 	else
 		mt_evw_free(w);
-	if (rc >= 0 && tmp != NULL && close(fd) < 0)
-		rc = -MT_E_IO;
+	if (rc >= 0)
+		rc = mt_outfile_commit(&of);	/* removes it on failure */
+	else
+		mt_outfile_abort(&of);
 	if (o->d.progress != NULL)
 		decode_progress_end(&prog);
 	if (rc < 0) {
@@ -194,21 +171,7 @@ run(struct main_opts *o, struct mt_snap *s)
 		else
 			fprintf(stderr, "mt-decode: '%s': %s\n", o->in,
 			    mt_strerror(rc));
-		if (tmp != NULL) {
-			unlink(tmp);
-			free(tmp);
-		}
 		return 1;
-	}
-	if (tmp != NULL) {
-		if (rename(tmp, o->out) < 0) {
-			fprintf(stderr, "mt-decode: cannot rename to '%s': %s\n",
-			    o->out, strerror(errno));
-			unlink(tmp);
-			free(tmp);
-			return 1;
-		}
-		free(tmp);
 	}
 	if (o->stats)
 		info_print_stats(stderr, &st);
