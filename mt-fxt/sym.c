@@ -14,13 +14,23 @@
 #include "events.h"
 #include "sym.h"
 
-/* Open-addressing map u64 -> u32 (value 0 means absent). */
+/*
+ * Map u64 -> u32 (value 0 means absent).  Small keys, which stream ids
+ * are (mt-symbolize numbers locs, fns and files 1, 2, 3...), go to a
+ * direct array that grows while the keys stay dense; the others to an
+ * open-addressing hash.  A key lives in one of the two.
+ */
 struct idmap {
+	uint32_t *dense;	/* key -> value for key < ndense */
+	uint32_t ndense;
 	uint64_t *keys;
 	uint32_t *vals;
 	uint32_t mask;		/* capacity - 1 */
-	uint32_t n;		/* entries */
+	uint32_t n;		/* entries in the hash */
 };
+
+#define IDMAP_DENSE_MIN	4096u		/* first direct array */
+#define IDMAP_DENSE_MAX	(1u << 24)	/* never larger (64 MiB) */
 
 struct str {
 	size_t off;		/* in pool */
@@ -113,7 +123,9 @@ idmap_get(const struct idmap *m, uint64_t key)
 {
 	uint32_t j;
 
-	if (m->mask == 0)
+	if (key < m->ndense && m->dense[key] != 0)
+		return m->dense[key];
+	if (m->n == 0)
 		return 0;
 	j = (uint32_t)mix64(key) & m->mask;
 	while (m->vals[j] != 0) {
@@ -124,12 +136,43 @@ idmap_get(const struct idmap *m, uint64_t key)
 	return 0;
 }
 
+/* Grow the direct array to hold @key, if the keys stay dense. */
+static int
+idmap_dense(struct idmap *m, uint64_t key)
+{
+	uint32_t ncap = m->ndense ? m->ndense * 2 : IDMAP_DENSE_MIN;
+	uint32_t *nd;
+
+	if (key >= IDMAP_DENSE_MAX || key >= (uint64_t)ncap)
+		return 0;
+	nd = realloc(m->dense, (size_t)ncap * sizeof(*nd));
+	if (nd == NULL)
+		return 0;	/* the hash takes it */
+	memset(nd + m->ndense, 0, (size_t)(ncap - m->ndense) * sizeof(*nd));
+	m->dense = nd;
+	m->ndense = ncap;
+	return 1;
+}
+
 /* Set @key to @val (non-zero), replacing an existing value. */
 static int
 idmap_put(struct idmap *m, uint64_t key, uint32_t val)
 {
 	uint32_t j;
 
+	if (m->n > 0) {		/* in the hash already? */
+		j = (uint32_t)mix64(key) & m->mask;
+		while (m->vals[j] != 0 && m->keys[j] != key)
+			j = (j + 1) & m->mask;
+		if (m->vals[j] != 0) {
+			m->vals[j] = val;
+			return 0;
+		}
+	}
+	if (key < m->ndense || idmap_dense(m, key)) {
+		m->dense[key] = val;
+		return 0;
+	}
 	if ((m->n + 1) * 2 > m->mask + 1 && idmap_grow(m) < 0)
 		return -MT_E_NOMEM;
 	j = (uint32_t)mix64(key) & m->mask;
@@ -149,6 +192,7 @@ idmap_put(struct idmap *m, uint64_t key, uint32_t val)
 static void
 idmap_release(struct idmap *m)
 {
+	free(m->dense);
 	free(m->keys);
 	free(m->vals);
 }
