@@ -78,6 +78,8 @@ struct dec_buf {
 	uint64_t now;		/* perf ns of the current position */
 	uint64_t last_t;	/* time of the last record written */
 	uint64_t last_ip;	/* last instruction decoded */
+	uint64_t clk_tsc;	/* TSC dec_clock last converted, if clk_ok */
+	int clk_ok;
 	size_t trigi;		/* next trigger (index into snapshot) */
 	struct dec_pend pend;
 	struct mt_ev ev;	/* record being written */
@@ -334,7 +336,14 @@ dec_block(struct dec_buf *b, const struct pt_block *blk)
 	const struct walk *w;
 	uint32_t rem = blk->ninsn, base = 0, k;
 
-	if (b->pend.kind != WK_NONE)
+	/*
+	 * A conditional branch not taken, or taken inside its function
+	 * without --all-branches (the common cases), writes nothing.
+	 */
+	if (b->pend.kind == WK_COND && (blk->ip == b->pend.fall ||
+	    (b->pend.leaves != 1 && !r->o->all_branches)))
+		b->pend.kind = WK_NONE;
+	else if (b->pend.kind != WK_NONE)
 		dec_resolve(b, blk->ip, 0);
 	w = walk_get(r->wc, blk->ip, blk->isid, blk->mode);
 	if (w == NULL)
@@ -456,6 +465,11 @@ dec_clock(struct dec_buf *b)
 
 	if (pt_blk_time(b->dec, &tsc, &lm, &lc) < 0)
 		return;
+	/* Most blocks end at the same time as the one before. */
+	if (b->clk_ok && tsc == b->clk_tsc)
+		return;
+	b->clk_tsc = tsc;
+	b->clk_ok = 1;
 	t = dec_tsc_ns(&b->r->s->timeconv, tsc);
 	if (t > b->now)
 		b->now = t;

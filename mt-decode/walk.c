@@ -13,7 +13,7 @@
 
 #define WALK_MAX_INSN	512	/* instructions per walk before chaining */
 #define WALK_READ	256	/* bytes read from the section at once */
-#define WALK_FRONT	4096	/* entries in the direct-mapped front cache */
+#define WALK_FRONT	16384	/* entries in the direct-mapped front cache */
 
 struct walk_cache {
 	struct pt_image_section_cache *isc;	/* not owned */
