@@ -91,13 +91,15 @@ setup() {
 	[ "$(grep -c '^call ' "$T/j1.ev")" -gt 10000 ]
 }
 
-@test "mt-decode -j 2 on standard input and to standard output is the same stream" {
+@test "mt-decode -j 2 on standard input and to standard output is the same stream, split or not" {
 	run mt-decode -j 1 -o "$T/a.ev" "$T/tsc.snap"
 	[ "$status" -eq 0 ]
 	mt-decode -j 2 - < "$T/tsc.snap" > "$T/b.ev"
+	MT_DECODE_SEGMENT_BYTES=4096 mt-decode -j 3 - < "$T/tsc.snap" > "$T/c.ev"
 	# only `info source` names the input
-	sed -i '/^info source /d' "$T/a.ev" "$T/b.ev"
+	sed -i '/^info source /d' "$T/a.ev" "$T/b.ev" "$T/c.ev"
 	cmp "$T/a.ev" "$T/b.ev"
+	cmp "$T/a.ev" "$T/c.ev"
 }
 
 @test "mt-decode -j 2 with CYC timing writes the sequential stream, every run" {
