@@ -182,6 +182,18 @@ setup() {
 	[ "$(cat "$T/joins")" -ge 5 ]
 }
 
+@test "mt-decode -j: an emulated capture (TSC only, PSB every 2 KiB, a trigger) split equals -j 1" {
+	cc -O2 -g -o "$T/demo" "$MT_ROOT/demo/demo.c" -ldl
+	run mt-capture run -b emulate --timing low,mtc=0,psb_period=0 \
+		-t libm.so.6:cos -o "$T/demo.snap" -- "$T/demo"
+	[ "$status" -eq 0 ]
+	export MT_DECODE_SEGMENT_BYTES=500
+	same_as_j1 "$T/demo.snap" 2 8
+	[ "$(cat "$T/joins")" -ge 2 ]
+	[ "$(sed -n 3p "$T/s8.ev")" = "info clock perf" ]
+	[ "$(grep -c '^trigger ' "$T/s8.ev")" -eq 1 ]
+}
+
 @test "mt-decode -j: a CYC buffer is not split (sequential) and equals -j 1" {
 	export MT_DECODE_SEGMENT_BYTES=64
 	same_as_j1 "$T/cyc.snap" 2
