@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "events.h"
+#include "fastev.h"
 #include "progress.h"
 #include "recon.h"
 #include "run.h"
@@ -40,6 +41,26 @@ parse_u64(const char *s, uint64_t *v)
 }
 
 /*
+ * The next record: plain event lines through the fast path (fastev.h),
+ * everything else through the full reader.  Returns as mt_evr_next().
+ */
+static int
+next_record(struct mt_evr *r, struct mt_ev *ev)
+{
+	const char *line;
+	size_t len;
+	int rc = mt_evr_peek(r, &line, &len);
+
+	if (rc < 0)
+		return rc;
+	if (rc == 0 && fastev_parse(line, len, ev)) {
+		mt_evr_skip(r);
+		return 0;
+	}
+	return mt_evr_next(r, ev);
+}
+
+/*
  * --around-trigger: find the first trigger hit (and the time base) in a
  * first pass, then rewind.  Needs a seekable input.
  */
@@ -61,7 +82,7 @@ prescan(const struct fxt_opts *o, int fd, struct fxt_opts *eff, char *msg,
 		return -MT_E_INVAL;
 	}
 	rc = mt_evr_new(&r, fd, in_name(o));
-	while (rc >= 0 && (rc = mt_evr_next(r, ev)) == 0) {
+	while (rc >= 0 && (rc = next_record(r, ev)) == 0) {
 		if (ev->kind == MT_EV_INFO && ev->str[0] &&
 		    strcmp(ev->str[0], "time-base") == 0)
 			parse_u64(ev->str[1], &base);
@@ -296,7 +317,7 @@ fxt_run(const struct fxt_opts *o0, int fd, struct fxt_stats *st, char *msg,
 	sp.o = &o;
 	sp.st = st;
 	sp.level = out_level(&o);
-	while ((ret = mt_evr_next(r, ev)) == 0) {
+	while ((ret = next_record(r, ev)) == 0) {
 		progress(&o, &pg, r, st);
 		if (MT_EV_IS_EVENT(ev->kind)) {
 			seen_event = 1;
