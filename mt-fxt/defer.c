@@ -8,6 +8,7 @@
 #include "grow.h"
 #include "out.h"
 #include "sym.h"
+#include "thrtab.h"
 
 struct ditem {
 	int kind;		/* DEFER_BEGIN or DEFER_END */
@@ -31,8 +32,7 @@ struct dthread {
 struct defer {
 	defer_emit_fn emit;
 	void *ctx;
-	struct dthread *thr;	/* by sym_thread index */
-	uint32_t nthr;
+	struct thrtab thr;	/* struct dthread by sym_thread index */
 	int err;
 };
 
@@ -49,18 +49,21 @@ defer_new(struct defer **dp, defer_emit_fn emit, void *ctx)
 	return 0;
 }
 
+static void
+dthread_fini(void *p)
+{
+	struct dthread *dt = p;
+
+	free(dt->q);
+	free(dt->s);
+}
+
 void
 defer_free(struct defer *d)
 {
-	uint32_t i;
-
 	if (d == NULL)
 		return;
-	for (i = 0; i < d->nthr; i++) {
-		free(d->thr[i].q);
-		free(d->thr[i].s);
-	}
-	free(d->thr);
+	thrtab_free(&d->thr, dthread_fini);
 	free(d);
 }
 
@@ -73,19 +76,13 @@ defer_error(const struct defer *d)
 static struct dthread *
 get(struct defer *d, const struct sym_thread *t)
 {
-	if (t->index >= d->nthr) {
-		uint32_t n = t->index + 1;
-		struct dthread *nt = realloc(d->thr, n * sizeof(*nt));
+	struct dthread *dt;
+	int fresh;
 
-		if (nt == NULL) {
-			d->err = -MT_E_NOMEM;
-			return NULL;
-		}
-		memset(nt + d->nthr, 0, (n - d->nthr) * sizeof(*nt));
-		d->thr = nt;
-		d->nthr = n;
-	}
-	return &d->thr[t->index];
+	dt = thrtab_get(&d->thr, t->index, sizeof(*dt), &fresh);
+	if (dt == NULL)
+		d->err = -MT_E_NOMEM;
+	return dt;
 }
 
 void

@@ -26,6 +26,7 @@
 #include "out.h"
 #include "sink.h"
 #include "sym.h"
+#include "thrtab.h"
 
 #define NONE		UINT32_MAX
 #define TOP_N		20
@@ -73,8 +74,7 @@ struct agg {
 	int folded;		/* folded, else summary */
 	struct node *n;
 	uint32_t nn, capn;
-	struct athread **thr;
-	uint32_t nthr;
+	struct thrtab thr;	/* struct athread by sym_thread index */
 	struct trig *trig;
 	uint32_t ntrig;
 	uint32_t fn;		/* --function name handle, 0 none */
@@ -123,31 +123,18 @@ static struct athread *
 get(struct agg *a, const struct sym_thread *t)
 {
 	struct athread *at;
+	int fresh;
 
-	if (t->index >= a->nthr) {
-		uint32_t n = t->index + 1, i;
-		struct athread **nt = realloc(a->thr, n * sizeof(*nt));
-
-		if (nt == NULL)
-			goto nomem;
-		for (i = a->nthr; i < n; i++)
-			nt[i] = NULL;
-		a->thr = nt;
-		a->nthr = n;
-	}
-	at = a->thr[t->index];
+	at = thrtab_get(&a->thr, t->index, sizeof(*at), &fresh);
 	if (at == NULL) {
-		at = calloc(1, sizeof(*at));
-		if (at == NULL)
-			goto nomem;
+		a->o->err = -MT_E_NOMEM;
+		return NULL;
+	}
+	if (fresh) {
 		at->t = t;
 		at->root = node_new(a, 0, NONE);
-		a->thr[t->index] = at;
 	}
 	return at->root == NONE ? NULL : at;
-nomem:
-	a->o->err = -MT_E_NOMEM;
-	return NULL;
 }
 
 /* The node new frames of @at go under. */
@@ -382,9 +369,12 @@ print_folded(struct agg *a)
 
 	if (rootof == NULL)
 		return -MT_E_NOMEM;
-	for (i = 0; i < a->nthr; i++)
-		if (a->thr[i])
-			rootof[a->thr[i]->root] = i + 1;
+	for (i = 0; i < a->thr.n; i++) {
+		const struct athread *t0 = thrtab_at(&a->thr, i);
+
+		if (t0 != NULL)
+			rootof[t0->root] = i + 1;
+	}
 	for (i = 0; i < a->nn; i++) {
 		struct node *x = &a->n[i];
 		uint32_t np = 0, y, k;
@@ -405,7 +395,7 @@ print_folded(struct agg *a)
 		}
 		if (rootof[y] == 0)
 			continue;
-		at = a->thr[rootof[y] - 1];
+		at = thrtab_at(&a->thr, rootof[y] - 1);
 		lbl = thread_label(a, at->t, &tl);
 		if (lbl == NULL)
 			goto nomem;
@@ -501,13 +491,15 @@ fn_stats(struct agg *a, uint32_t *nout)
 		goto fail;
 	/* Iterative DFS over each thread root; stack holds node ids,
 	 * a node id with the top bit set means "leaving". */
-	for (i = 0; i < a->nthr; i++) {
-		if (a->thr[i] == NULL)
+	for (i = 0; i < a->thr.n; i++) {
+		const struct athread *at = thrtab_at(&a->thr, i);
+
+		if (at == NULL)
 			continue;
 		if (fxt_grow((void **)&stack, &caps, ns + 1,
 		    sizeof(*stack)) < 0)
 			goto fail;
-		stack[ns++] = a->thr[i]->root;
+		stack[ns++] = at->root;
 		while (ns > 0) {
 			uint32_t x = stack[--ns], c;
 			int leaving = (x & 0x80000000u) != 0;
@@ -712,21 +704,22 @@ agg_close(struct out *o, const struct fxt_stats *st)
 }
 
 static void
+athread_fini(void *p)
+{
+	struct athread *at = p;
+
+	free(at->st);
+	free(at->seg);
+}
+
+static void
 agg_free(struct out *o)
 {
 	struct agg *a = o->priv;
-	uint32_t i;
 
 	if (a == NULL)
 		return;
-	for (i = 0; i < a->nthr; i++) {
-		if (a->thr[i] == NULL)
-			continue;
-		free(a->thr[i]->st);
-		free(a->thr[i]->seg);
-		free(a->thr[i]);
-	}
-	free(a->thr);
+	thrtab_free(&a->thr, athread_fini);
 	free(a->n);
 	free(a->trig);
 	free(a);

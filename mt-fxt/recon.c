@@ -35,6 +35,7 @@
 #include "out.h"
 #include "recon.h"
 #include "sym.h"
+#include "thrtab.h"
 #include "view.h"
 
 struct rframe {
@@ -79,8 +80,7 @@ struct recon {
 	struct fxt_stats *st;	/* counts (not owned) */
 	uint64_t base;		/* subtracted from times */
 	int have_base;
-	struct rthread **thr;	/* by sym_thread index */
-	uint32_t nthr;
+	struct thrtab thr;	/* struct rthread by sym_thread index */
 	int err;
 	/* Interned names. */
 	uint32_t n_unknown, n_untraced, n_syscall, n_overflow;
@@ -110,22 +110,22 @@ recon_new(struct recon **rp, struct sym *sym, struct view *v,
 	return 0;
 }
 
+static void
+rthread_fini(void *p)
+{
+	struct rthread *rt = p;
+
+	free(rt->fr);
+	free(rt->seg);
+	free(rt->batch);
+}
+
 void
 recon_free(struct recon *r)
 {
-	uint32_t i;
-
 	if (r == NULL)
 		return;
-	for (i = 0; i < r->nthr; i++) {
-		if (r->thr[i] == NULL)
-			continue;
-		free(r->thr[i]->fr);
-		free(r->thr[i]->seg);
-		free(r->thr[i]->batch);
-		free(r->thr[i]);
-	}
-	free(r->thr);
+	thrtab_free(&r->thr, rthread_fini);
 	free(r);
 }
 
@@ -141,28 +141,14 @@ get_thread(struct recon *r, uint32_t tid)
 {
 	struct sym_thread *t = sym_thread(r->sym, 0, tid);
 	struct rthread *rt;
+	int fresh;
 
-	if (t == NULL)
+	if (t == NULL ||
+	    (rt = thrtab_get(&r->thr, t->index, sizeof(*rt), &fresh)) == NULL)
 		return NULL;
-	if (t->index >= r->nthr) {
-		uint32_t n = t->index + 1, i;
-		struct rthread **nt = realloc(r->thr, n * sizeof(*nt));
-
-		if (nt == NULL)
-			return NULL;
-		for (i = r->nthr; i < n; i++)
-			nt[i] = NULL;
-		r->thr = nt;
-		r->nthr = n;
-	}
-	if (r->thr[t->index] == NULL) {
-		rt = calloc(1, sizeof(*rt));
-		if (rt == NULL)
-			return NULL;
+	if (fresh)
 		rt->t = t;
-		r->thr[t->index] = rt;
-	}
-	return r->thr[t->index];
+	return rt;
 }
 
 static struct rseg *
@@ -634,8 +620,8 @@ recon_finish(struct recon *r)
 {
 	uint32_t i;
 
-	for (i = 0; i < r->nthr && !r->err; i++) {
-		struct rthread *rt = r->thr[i];
+	for (i = 0; i < r->thr.n && !r->err; i++) {
+		struct rthread *rt = thrtab_at(&r->thr, i);
 
 		if (rt == NULL || !rt->live)
 			continue;

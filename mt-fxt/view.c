@@ -26,6 +26,7 @@
 #include "opts.h"
 #include "out.h"
 #include "sym.h"
+#include "thrtab.h"
 #include "view.h"
 
 enum { PENDING = 0, SHOWN = 1, HIDDEN = 2 };
@@ -63,8 +64,7 @@ struct view {
 	struct out *out;		/* hooks (not owned) */
 	struct sym *sym;
 	struct fxt_stats *st;
-	struct vthread **thr;		/* by sym_thread index */
-	uint32_t nthr;
+	struct thrtab thr;		/* struct vthread by sym_thread index */
 	uint32_t cap;			/* depth: entries at >= cap hidden */
 	int marker;			/* cap is Perfetto's: show a marker */
 	uint32_t n_marker;		/* "[deeper frames folded]" */
@@ -105,21 +105,21 @@ view_new(struct view **vp, const struct fxt_opts *o, struct out *out,
 	return 0;
 }
 
+static void
+vthread_fini(void *p)
+{
+	struct vthread *vt = p;
+
+	free(vt->e);
+	free(vt->s);
+}
+
 void
 view_free(struct view *v)
 {
-	uint32_t i;
-
 	if (v == NULL)
 		return;
-	for (i = 0; i < v->nthr; i++) {
-		if (v->thr[i] == NULL)
-			continue;
-		free(v->thr[i]->e);
-		free(v->thr[i]->s);
-		free(v->thr[i]);
-	}
-	free(v->thr);
+	thrtab_free(&v->thr, vthread_fini);
 	free(v);
 }
 
@@ -146,32 +146,18 @@ static struct vthread *
 get(struct view *v, const struct sym_thread *t)
 {
 	struct vthread *vt;
+	int fresh;
 
-	if (t->index >= v->nthr) {
-		uint32_t n = t->index + 1, i;
-		struct vthread **nt = realloc(v->thr, n * sizeof(*nt));
-
-		if (nt == NULL) {
-			v->err = -MT_E_NOMEM;
-			return NULL;
-		}
-		for (i = v->nthr; i < n; i++)
-			nt[i] = NULL;
-		v->thr = nt;
-		v->nthr = n;
-	}
-	vt = v->thr[t->index];
+	vt = thrtab_get(&v->thr, t->index, sizeof(*vt), &fresh);
 	if (vt == NULL) {
-		vt = calloc(1, sizeof(*vt));
-		if (vt == NULL) {
-			v->err = -MT_E_NOMEM;
-			return NULL;
-		}
+		v->err = -MT_E_NOMEM;
+		return NULL;
+	}
+	if (fresh) {
 		vt->t = t;
 		vt->excluded = !tid_wanted(v, t->tid);
 		/* Without --time or --between the region is always open. */
 		vt->active = !v->o->have_time && v->o->between_start == NULL;
-		v->thr[t->index] = vt;
 	}
 	return vt->excluded ? NULL : vt;
 }
@@ -465,8 +451,8 @@ view_split(struct view *v, int (*swap)(void *ctx), void *ctx)
 	uint32_t i;
 	int rc;
 
-	for (i = 0; i < v->nthr; i++) {
-		struct vthread *vt = v->thr[i];
+	for (i = 0; i < v->thr.n; i++) {
+		struct vthread *vt = thrtab_at(&v->thr, i);
 
 		if (vt == NULL || vt->excluded || !vt->active)
 			continue;
@@ -474,8 +460,8 @@ view_split(struct view *v, int (*swap)(void *ctx), void *ctx)
 		vt->active = 2;	/* to reopen */
 	}
 	rc = swap(ctx);
-	for (i = 0; i < v->nthr; i++) {
-		struct vthread *vt = v->thr[i];
+	for (i = 0; i < v->thr.n; i++) {
+		struct vthread *vt = thrtab_at(&v->thr, i);
 
 		if (vt == NULL || vt->excluded || vt->active != 2)
 			continue;
