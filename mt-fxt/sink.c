@@ -2,30 +2,26 @@
 /*
  * Output sink (see sink.h).  Bytes gather in a 256 KiB buffer; full
  * buffers are written out or deflated (gzip wrapper, zlib) into a second
- * buffer that is written out.
+ * buffer that is written out.  The file itself (temporary name, rename,
+ * devices and standard output written in place) is common/outfile.h's.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
 
 #include "err.h"
+#include "outfile.h"
 #include "sink.h"
 
 #define SINK_BUF (256 * 1024)
 
 struct sink {
-	int fd;			/* output descriptor */
-	int own_fd;		/* fd opened on a device: close, no rename */
-	char *path;		/* final name, NULL for stdout */
-	char *tmp;		/* temporary name, NULL for stdout */
+	struct mt_outfile of;	/* the file, its temporary name */
 	int gz;			/* compressing */
 	z_stream z;		/* deflate state when gz */
 	uint8_t *buf;		/* pending uncompressed bytes */
@@ -54,13 +50,13 @@ static int
 write_all(struct sink *s, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
-		ssize_t w = write(s->fd, p, n);
+		ssize_t w = write(s->of.fd, p, n);
 
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			return fail(s, -MT_E_IO, "cannot write '%s': %s",
-			    s->path ? s->path : "-", strerror(errno));
+			    s->of.path, strerror(errno));
 		}
 		p += w;
 		n -= (size_t)w;
@@ -108,7 +104,7 @@ int
 sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 {
 	struct sink *s = calloc(1, sizeof(*s));
-	struct stat sb;
+	int rc;
 
 	*sp = NULL;
 	if (s == NULL || (s->buf = malloc(SINK_BUF)) == NULL ||
@@ -119,47 +115,22 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 		free(s);
 		return -MT_E_NOMEM;
 	}
-	s->fd = 1;
-	if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 &&
-	    !S_ISREG(sb.st_mode)) {
-		/* A device or FIFO (/dev/null): write to it, never replace it. */
-		s->fd = open(path, O_WRONLY);
-		s->path = strdup(path);	/* for messages */
-		if (s->fd < 0) {
-			snprintf(msg, n, "cannot open '%s': %s", path,
-			    strerror(errno));
-			goto bad;
-		}
-		s->own_fd = 1;
-	} else if (strcmp(path, "-") != 0) {
-		size_t len = strlen(path);
-
-		s->path = strdup(path);
-		s->tmp = malloc(len + 16);
-		if (s->path == NULL || s->tmp == NULL) {
-			snprintf(msg, n, "out of memory");
-			goto bad;
-		}
-		snprintf(s->tmp, len + 16, "%s.tmp.XXXXXX", path);
-		if ((s->fd = mkstemp(s->tmp)) < 0) {
-			snprintf(msg, n, "cannot create '%s': %s", s->tmp,
-			    strerror(errno));
-			free(s->tmp);
-			s->tmp = NULL;
-			goto bad;
-		}
-		/* mkstemp makes 0600; give the file the usual mode. */
-		{
-			mode_t um = umask(0);
-
-			umask(um);
-			fchmod(s->fd, 0666 & ~um);
-		}
+	rc = mt_outfile_open(&s->of, path, 0666);
+	if (rc == -MT_E_NOMEM) {
+		snprintf(msg, n, "out of memory");
+		goto bad;
+	}
+	if (rc < 0) {
+		/* A device or FIFO (/dev/null) is opened, never replaced. */
+		snprintf(msg, n, "cannot %s '%s': %s", s->of.in_place ?
+		    "open" : "create", path, strerror(errno));
+		goto bad;
 	}
 	if (level > 0) {
 		if (deflateInit2(&s->z, level, Z_DEFLATED, 15 + 16, 8,
 		    Z_DEFAULT_STRATEGY) != Z_OK) {
 			snprintf(msg, n, "zlib: cannot start deflate");
+			rc = -MT_E_NOMEM;
 			goto bad;
 		}
 		s->gz = 1;
@@ -167,18 +138,11 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 	*sp = s;
 	return 0;
 bad:
-	if (s->own_fd && s->fd >= 0)
-		close(s->fd);
-	if (s->tmp) {
-		close(s->fd);
-		unlink(s->tmp);
-	}
-	free(s->tmp);
-	free(s->path);
+	mt_outfile_abort(&s->of);
 	free(s->buf);
 	free(s->zbuf);
 	free(s);
-	return -MT_E_IO;
+	return rc;
 }
 
 int
@@ -250,7 +214,7 @@ sink_fxt(void *ctx, const void *p, size_t n)
 int
 sink_renamable(const struct sink *s)
 {
-	return s->tmp != NULL;
+	return !s->of.in_place;
 }
 
 int
@@ -258,19 +222,20 @@ sink_set_path(struct sink *s, const char *path)
 {
 	char *np;
 
-	if (s->tmp == NULL)
+	if (s->of.in_place)
 		return -MT_E_INVAL;
 	np = strdup(path);
 	if (np == NULL)
 		return -MT_E_NOMEM;
-	free(s->path);
-	s->path = np;
+	free(s->of.path);
+	s->of.path = np;
 	return 0;
 }
 
 int
 sink_close(struct sink *s, int commit, char *msg, size_t n)
 {
+	char *name;
 	int rc;
 
 	if (s == NULL)
@@ -279,22 +244,18 @@ sink_close(struct sink *s, int commit, char *msg, size_t n)
 		drain(s, Z_FINISH);
 	if (s->gz)
 		deflateEnd(&s->z);
-	if (s->own_fd && close(s->fd) < 0 && commit)
-		fail(s, -MT_E_IO, "close: %s", strerror(errno));
-	if (s->tmp) {
-		if (close(s->fd) < 0 && commit)
-			fail(s, -MT_E_IO, "close: %s", strerror(errno));
-		if (commit && !s->err && rename(s->tmp, s->path) < 0)
-			fail(s, -MT_E_IO, "cannot rename '%s' to '%s': %s",
-			    s->tmp, s->path, strerror(errno));
-		if (!commit || s->err)
-			unlink(s->tmp);
+	if (commit && !s->err) {
+		name = strdup(s->of.path);	/* the commit frees it */
+		if (mt_outfile_commit(&s->of) < 0)
+			fail(s, -MT_E_IO, "cannot write '%s': %s",
+			    name ? name : "output", strerror(errno));
+		free(name);
+	} else {
+		mt_outfile_abort(&s->of);
 	}
 	rc = s->err;
 	if (rc && msg)
 		snprintf(msg, n, "%s", s->msg);
-	free(s->tmp);
-	free(s->path);
 	free(s->buf);
 	free(s->zbuf);
 	free(s);
