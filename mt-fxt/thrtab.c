@@ -5,7 +5,7 @@
 #include "thrtab.h"
 
 void *
-thrtab_get(struct thrtab *t, uint32_t index, size_t size, int *fresh)
+thrtab_add(struct thrtab *t, uint32_t index, size_t size, int *fresh)
 {
 	*fresh = 0;
 	if (index >= t->n) {

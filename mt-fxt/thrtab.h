@@ -17,12 +17,23 @@ struct thrtab {
 	uint32_t n;		/* entries in p */
 };
 
+/* thrtab_get() for a thread without a block yet (thrtab.c). */
+void *thrtab_add(struct thrtab *t, uint32_t index, size_t size, int *fresh);
+
 /*
  * The block of thread @index: an existing one, or a new zeroed block of
  * @size bytes (then *@fresh is set to 1, else 0).  NULL when memory runs
- * out.
+ * out.  Called for every event: the common case is inline.
  */
-void *thrtab_get(struct thrtab *t, uint32_t index, size_t size, int *fresh);
+static inline void *
+thrtab_get(struct thrtab *t, uint32_t index, size_t size, int *fresh)
+{
+	if (index < t->n && t->p[index] != NULL) {
+		*fresh = 0;
+		return t->p[index];
+	}
+	return thrtab_add(t, index, size, fresh);
+}
 
 /* The block of thread @index, NULL if it has none. */
 static inline void *
