@@ -259,8 +259,7 @@ int
 main(int argc, char **argv)
 {
 	struct fxt_opts o = {
-		.in = "-",
-		.out = "-",
+		.in = "-", .out = "-",
 		.format = &out_fxt_ops,
 		.level = -1,
 		.max_size = 1ull << 30,
