@@ -26,6 +26,7 @@
 #include "events.h"
 #include "image.h"
 #include "parallel.h"
+#include "runs.h"
 #include "snap.h"
 #include "threads.h"
 #include "walk.h"
@@ -89,6 +90,12 @@ struct dec_buf {
 	size_t tgt;		/* next later segment whose start we look for */
 	int in_join;		/* past its first event: stop at the next block */
 	uint64_t join_off;	/* in_join: decoder offset before the block */
+	/* Per-CPU buffers with switches (runs.h): the runs of this buffer,
+	 * written to runs->fd; NULL: thread records once per run of mt. */
+	struct runs *runs;
+	struct run_rec *run;	/* the run being written */
+	uint64_t run_last;	/* its last record's time (or its start) */
+	int run_ev;		/* it has an event */
 };
 
 /* dec_stretch: this segment reached the start of a later one. */
@@ -132,6 +139,13 @@ dec_emit(struct dec_buf *b, enum mt_ev_kind k, uint64_t time, uint64_t a0,
 	b->ev.kind = k;
 	b->ev.time = time;
 	b->last_t = time;
+	if (b->run != NULL) {
+		if (!b->run_ev && time < b->run->key)
+			b->run->key = time;	/* the first run of a buffer */
+		b->run_ev = 1;
+		if (time > b->run_last)
+			b->run_last = time;
+	}
 	b->ev.tid = b->tid;
 	b->ev.addr[0] = a0;
 	b->ev.addr[1] = a1;
@@ -150,12 +164,25 @@ dec_emit_str(struct dec_buf *b, enum mt_ev_kind k, uint64_t time,
 	b->ev.num = 0;
 }
 
+/* Write the thread record of the current thread. */
+static void
+dec_thread_rec(struct dec_buf *b)
+{
+	struct mt_ev ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MT_EV_THREAD;
+	ev.pid = b->pid;
+	ev.tid = b->tid;
+	ev.str[0] = thr_comm(&b->r->ts, b->tid);
+	mt_evw_write(b->r->w, &ev);
+}
+
 /* Write the thread record of the current thread once per run. */
 static int
 dec_thread(struct dec_buf *b)
 {
 	struct dec_run *r = b->r;
-	struct mt_ev ev;
 	size_t i;
 
 	for (i = 0; i < r->nseen; i++)
@@ -170,13 +197,57 @@ dec_thread(struct dec_buf *b)
 		r->seen = n;
 	}
 	r->seen[r->nseen++] = b->tid;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = MT_EV_THREAD;
-	ev.pid = b->pid;
-	ev.tid = b->tid;
-	ev.str[0] = thr_comm(&r->ts, b->tid);
-	mt_evw_write(r->w, &ev);
+	dec_thread_rec(b);
 	return 0;
+}
+
+/* Where the next byte of this buffer's stream goes (written so far). */
+static int
+dec_run_pos(struct dec_buf *b, uint64_t *pos)
+{
+	off_t o;
+
+	if (mt_evw_flush(b->r->w) < 0)
+		return -MT_E_IO;
+	o = lseek(b->runs->fd, 0, SEEK_CUR);
+	if (o < 0)
+		return -MT_E_IO;
+	*pos = (uint64_t)o;
+	return 0;
+}
+
+/* Start a run of the current thread that began at @start (runs.h). */
+static int
+dec_run_open(struct dec_buf *b, uint64_t start)
+{
+	uint64_t head;
+	int rc = dec_run_pos(b, &head);
+
+	if (rc < 0)
+		return rc;
+	b->run = runs_add(b->runs, start, b->tid);
+	if (b->run == NULL)
+		return -MT_E_NOMEM;
+	b->run->head = head;
+	b->run_ev = 0;
+	b->run_last = start == UINT64_MAX ? 0 : start;
+	dec_thread_rec(b);
+	return dec_run_pos(b, &b->run->body);
+}
+
+/* End the current run: its thread's `end` at @t (kept for its last run). */
+static int
+dec_run_close(struct dec_buf *b, uint64_t t)
+{
+	struct run_rec *run = b->run;
+	int rc = dec_run_pos(b, &run->tail);
+
+	if (rc < 0)
+		return rc;
+	b->run_ev = 1;		/* `end` does not move the start */
+	dec_emit(b, MT_EV_END, t, 0, 0);
+	b->run = NULL;
+	return dec_run_pos(b, &run->stop);
 }
 
 /* The time of instruction @idx of the block that starts at icount. */
@@ -222,6 +293,11 @@ dec_switch(struct dec_buf *b)
 		b->swi++;
 	if (c->sw[b->swi - 1].tid == b->tid)
 		return 0;
+	if (b->run != NULL) {
+		rc = dec_run_close(b, b->run_last);
+		if (rc < 0)
+			return rc;
+	}
 	b->tid = c->sw[b->swi - 1].tid;
 	b->pid = c->sw[b->swi - 1].pid;
 	rc = pt_blk_set_image(b->dec, dec_image(b->r, b->pid));
@@ -229,6 +305,8 @@ dec_switch(struct dec_buf *b)
 		return -MT_E_IPT;
 	/* The branch pending belonged to the thread switched out. */
 	b->pend.kind = WK_NONE;
+	if (b->runs != NULL)
+		return dec_run_open(b, c->sw[b->swi - 1].time);
 	return dec_thread(b);
 }
 
@@ -400,17 +478,39 @@ dec_disable_reason(const struct dec_buf *b)
 	return "other";
 }
 
-static void
+/*
+ * The status of dec_stretch for an error of dec_switch (-MT_E_*): the
+ * output or memory.
+ */
+static int
+dec_switch_status(int rc)
+{
+	return rc == -MT_E_IO ? DEC_IOERR : -pte_nomem;
+}
+
+/* Returns 0 or dec_switch's error. */
+static int
 dec_event(struct dec_buf *b, const struct pt_event *ev)
 {
 	uint64_t t, ip;
 	const char *why;
+	int rc;
 
 	b->r->st->ipt_events++;
 	if (b->r->perf_clock && ev->has_tsc) {
 		t = dec_tsc_ns(&b->r->s->timeconv, ev->tsc);
 		if (t > b->now)
 			b->now = t;
+		/*
+		 * An event belongs to the thread running at its time: the
+		 * enable that starts a thread's run on this CPU comes
+		 * before the run's first block.
+		 */
+		if (b->cpu != NULL) {
+			rc = dec_switch(b);
+			if (rc < 0)
+				return rc;
+		}
 	}
 	t = dec_time(b, 0);
 	switch (ev->type) {
@@ -454,6 +554,7 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		/* Paging, exec mode, TSX, VMCS, power, timing: no record. */
 		break;
 	}
+	return 0;
 }
 
 /* Time after a block or a sync, from libipt's timing model. */
@@ -585,7 +686,9 @@ dec_stretch(struct dec_buf *b, int st)
 				return st;
 			if (b->u != NULL && !b->in_join && b->tgt < b->u->nnext)
 				dec_join_check(b, &ev);
-			dec_event(b, &ev);
+			rc = dec_event(b, &ev);
+			if (rc < 0)
+				return dec_switch_status(rc);
 		}
 		/*
 		 * Past pts_eos libipt may still decode linear code until it
@@ -602,7 +705,7 @@ dec_stretch(struct dec_buf *b, int st)
 				if (b->cpu != NULL) {
 					rc = dec_switch(b);
 					if (rc < 0)
-						return -pte_nomem;
+						return dec_switch_status(rc);
 				}
 				if (b->trigi < b->r->s->ntriggers)
 					dec_triggers(b, b->now);
@@ -680,7 +783,7 @@ dec_config(const struct mt_snap *s, const struct mt_snap_aux *a,
  */
 static int
 dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
-    const struct dec_unit *u, struct dec_unit_res *res)
+    const struct dec_unit *u, struct dec_unit_res *res, struct runs *runs)
 {
 	struct dec_buf b;
 	struct pt_config cfg;
@@ -692,6 +795,11 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 	b.aux = a;
 	b.u = u;
 	b.res = res;
+	b.runs = runs;
+	if (u != NULL && u->runs != NULL) {
+		b.runs = u->runs;
+		b.runs->fd = u->fd;
+	}
 	if (res != NULL) {
 		memset(res, 0, sizeof(*res));
 		res->joined = -1;
@@ -718,7 +826,10 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		rc = -MT_E_IPT;
 		goto out;
 	}
-	if (!later)
+	if (b.runs != NULL)
+		rc = dec_run_open(&b, b.cpu != NULL && b.cpu->nsw > 0 ?
+		    b.cpu->sw[0].time : UINT64_MAX);
+	else if (!later)
 		rc = dec_thread(&b);
 	if (rc < 0)
 		goto out;
@@ -775,7 +886,10 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 				dec_emit_str(&b, MT_EV_TRIGGER, dec_time(&b, 0),
 				    r->s->triggers[b.trigi].ip, 0,
 				    r->s->triggers[b.trigi].what);
-	dec_emit(&b, MT_EV_END, dec_time(&b, 0), 0, 0);
+	if (b.run != NULL)
+		rc = dec_run_close(&b, dec_time(&b, 0));
+	else
+		dec_emit(&b, MT_EV_END, dec_time(&b, 0), 0, 0);
 	if (r->prog != NULL)
 		r->prog->done += a->len;
 	if (res != NULL)
@@ -888,6 +1002,71 @@ dec_header(struct dec_run *r)
 	return 0;
 }
 
+/* Is a buffer per-CPU with context switches (decoded into runs)? */
+static int
+dec_has_switches(const struct dec_run *r)
+{
+	uint32_t pid, tid;
+	size_t i;
+
+	for (i = 0; i < r->s->naux; i++)
+		if (!dec_static_tid(r, i, &pid, &tid))
+			return 1;
+	return 0;
+}
+
+/*
+ * Per-CPU buffers with switches: each buffer's stream into its own
+ * temporary file, in runs (by -j N workers, or here one after the
+ * other: the same bytes), then the runs of all buffers merged by start
+ * time into the output (runs.h).
+ */
+static int
+dec_runs_one(struct dec_run *r, size_t i, struct runs *rs)
+{
+	struct mt_evw *out = r->w, *w = NULL;
+	int rc;
+
+	rs->fd = par_tmpfile();
+	rc = rs->fd < 0 ? -MT_E_IO : mt_evw_new(&w, rs->fd);
+	if (rc >= 0) {
+		r->w = w;
+		rc = dec_buffer(r, &r->s->aux[i], NULL, NULL, rs);
+		r->w = out;
+	}
+	if (rc >= 0)
+		return mt_evw_free(w);
+	mt_evw_free(w);
+	return rc;
+}
+
+static int
+dec_runs_decode(struct dec_run *r, const struct mt_snap *s, int jobs)
+{
+	struct runs *rs = calloc(s->naux, sizeof(*rs));
+	struct mt_evw *out = r->w;
+	size_t i;
+	int rc = PAR_SEQUENTIAL;
+
+	if (rs == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; i < s->naux; i++) {
+		runs_init(&rs[i]);
+		rs[i].cpu = s->aux[i].cpu;
+	}
+	if (jobs > 1)
+		rc = par_decode_runs(r, s, r->is, r->st, jobs, rs, r->prog);
+	if (rc == PAR_SEQUENTIAL)
+		for (rc = 0, i = 0; rc >= 0 && i < s->naux; i++)
+			rc = dec_runs_one(r, i, &rs[i]);
+	if (rc >= 0)
+		rc = runs_merge(rs, s->naux, out);
+	for (i = 0; i < s->naux; i++)
+		runs_release(&rs[i]);
+	free(rs);
+	return rc;
+}
+
 int
 decode_run(const struct decode_opts *o, const struct mt_snap *s,
     struct mt_evw *w, struct decode_stats *st, struct decode_diag *d)
@@ -923,13 +1102,17 @@ decode_run(const struct decode_opts *o, const struct mt_snap *s,
 		goto out;
 	}
 	rc = dec_header(&r);
+	if (rc >= 0 && dec_has_switches(&r)) {
+		rc = dec_runs_decode(&r, s, o->jobs);
+		goto out;
+	}
 	/* -j N: buffers decoded by parallel.c's workers (same output). */
 	if (rc >= 0 && o->jobs > 1)
 		rc = par_decode(&r, s, r.is, st, o->jobs, o->out_fd, w,
 		    r.prog);
 	if (rc == PAR_SEQUENTIAL || (rc >= 0 && o->jobs <= 1))
 		for (rc = 0, i = 0; rc >= 0 && i < s->naux; i++)
-			rc = dec_buffer(&r, &s->aux[i], NULL, NULL);
+			rc = dec_buffer(&r, &s->aux[i], NULL, NULL, NULL);
 out:
 	if (r.wc != NULL) {
 		uint64_t nw, ni;
@@ -991,7 +1174,7 @@ dec_fork_unit(struct dec_run *c, const struct dec_unit *u,
 	c->nseen = nseen;	/* cap > nseen: dec_thread's growth holds */
 	c->w = w;
 	c->st = st;
-	return dec_buffer(c, &c->s->aux[u->buf], u, res);
+	return dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
 }
 
 int

@@ -5,8 +5,9 @@
  * describes what is emitted when.
  *
  * Each AUX buffer is decoded on its own (its own pt_block_decoder, its own
- * state in struct dec_buf), so buffers can later be decoded by separate
- * threads and written in buffer order; today they run one after another.
+ * state in struct dec_buf), so buffers can be decoded by separate threads
+ * (-j, parallel.h) and written in buffer order; per-CPU buffers with
+ * context switches are cut into runs and merged by time (runs.h).
  */
 #ifndef MT_DECODE_DECODE_H
 #define MT_DECODE_DECODE_H

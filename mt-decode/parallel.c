@@ -25,6 +25,7 @@
 #include "events.h"
 #include "image.h"
 #include "parallel.h"
+#include "runs.h"
 #include "snap.h"
 
 #define PAR_COPY (1u << 20)	/* bytes copied at once */
@@ -102,8 +103,7 @@ par_image(void *arg, uint32_t pid)
 	return img;
 }
 
-/* An anonymous temporary file: O_TMPFILE in $TMPDIR or /tmp, or a memfd. */
-static int
+int
 par_tmpfile(void)
 {
 	const char *dir = getenv("TMPDIR");
@@ -535,10 +535,11 @@ par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
 	rc = par_plan(&p, jobs);
 	if (rc == 1 && p.n < 2)
 		rc = 0;		/* one unit: nothing to share */
-	if (rc == 0)
-		rc = PAR_SEQUENTIAL;
-	if (rc != 1)
+	if (rc <= 0) {
+		/* (PAR_SEQUENTIAL is 1 too: not par_plan's "planned") */
+		rc = rc == 0 ? PAR_SEQUENTIAL : rc;
 		goto out;
+	}
 	rc = 0;
 	/* The function table is sorted on first use: do it now. */
 	(void)image_set_fn_lookup(is, 0, &lo, &hi);
@@ -631,5 +632,115 @@ out:
 	free(p.slot);
 	free(p.unit);
 	free(p.sig);
+	return rc;
+}
+
+/* Start up to @jobs workers on @p (mutex and condition set up). */
+static int
+par_start(struct par *p, int jobs, pthread_t **th, struct par_worker **wk,
+    size_t *nth)
+{
+	size_t k;
+
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	*nth = 0;
+	*th = calloc((size_t)jobs, sizeof(**th));
+	*wk = calloc((size_t)jobs, sizeof(**wk));
+	if (*th == NULL || *wk == NULL)
+		return -MT_E_NOMEM;
+	for (k = 0; k < (size_t)jobs; k++) {
+		(*wk)[k].p = p;
+		if (pthread_create(&(*th)[k], NULL, par_worker, &(*wk)[k]) != 0)
+			break;
+		(*nth)++;
+	}
+	return *nth == 0 ? -MT_E_NOMEM : 0;
+}
+
+/* Stop the workers of par_start and free their images. */
+static void
+par_stop(struct par *p, int jobs, pthread_t *th, struct par_worker *wk,
+    size_t nth)
+{
+	size_t i, k;
+
+	pthread_mutex_lock(&p->mu);
+	p->abort = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (k = 0; k < nth; k++)
+		pthread_join(th[k], NULL);
+	for (k = 0; wk != NULL && k < (size_t)jobs; k++) {
+		for (i = 0; i < wk[k].nimg; i++)
+			pt_image_free(wk[k].img[i]);
+		free(wk[k].img);
+		free(wk[k].pids);
+	}
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(th);
+	free(wk);
+}
+
+int
+par_decode_runs(struct dec_run *r, const struct mt_snap *s,
+    struct image_set *is, struct decode_stats *st, int jobs, struct runs *rs,
+    struct decode_progress *prog)
+{
+	struct par p;
+	struct par_worker *wk = NULL;
+	pthread_t *th = NULL;
+	uint64_t lo, hi;
+	size_t i, nth = 0;
+	int rc;
+
+	if (s->naux < 2 || jobs < 2 || (s->has_ptcfg &&
+	    (s->ptcfg.config & (MT_PT_CFG_CYC | MT_PT_CFG_MTC))))
+		return PAR_SEQUENTIAL;	/* see par_decode */
+	memset(&p, 0, sizeof(p));
+	p.r = r;
+	p.is = is;
+	p.s = s;
+	p.nbuf = p.n = s->naux;
+	p.window = p.n;		/* nothing is written before the merge */
+	p.unit = calloc(p.n, sizeof(*p.unit));
+	p.slot = calloc(p.n, sizeof(*p.slot));
+	p.nseen = calloc(p.n, sizeof(*p.nseen));
+	if (p.unit == NULL || p.slot == NULL || p.nseen == NULL) {
+		rc = -MT_E_NOMEM;
+		goto out;
+	}
+	for (i = 0; i < p.n; i++) {
+		p.unit[i].buf = i;
+		p.unit[i].runs = &rs[i];
+		p.slot[i].fd = -1;
+	}
+	/* The function table is sorted on first use: do it now. */
+	(void)image_set_fn_lookup(is, 0, &lo, &hi);
+	if ((size_t)jobs > p.n)
+		jobs = (int)p.n;
+	rc = par_start(&p, jobs, &th, &wk, &nth);
+	for (i = 0; rc == 0 && i < p.n; i++) {
+		pthread_mutex_lock(&p.mu);
+		par_wait(&p, i, prog);
+		pthread_mutex_unlock(&p.mu);
+		rs[i].fd = p.slot[i].fd;	/* rs owns it now */
+		p.slot[i].fd = -1;
+		rc = p.slot[i].rc < 0 ? p.slot[i].rc : 0;
+		par_add_stats(st, &p.slot[i].st, 1);
+		if (prog != NULL)
+			prog->done += s->aux[i].len;
+	}
+	par_stop(&p, jobs, th, wk, nth);
+	for (i = 0; i < p.n; i++)
+		if (p.slot[i].fd >= 0 && p.slot[i].done)
+			close(p.slot[i].fd);
+	st->walks += p.wst.walks;
+	st->walk_insns += p.wst.walk_insns;
+out:
+	free(p.unit);
+	free(p.slot);
+	free(p.nseen);
 	return rc;
 }

@@ -16,7 +16,9 @@
  * same because a worker starts each buffer knowing the threads of all the
  * buffers before it.  That needs buffers whose thread is known before
  * decoding (per-thread buffers, or per-CPU buffers without context
- * switches): otherwise the sequential loop runs.  It also runs for traces
+ * switches); per-CPU buffers with switches are decoded whole, one per
+ * unit, into runs that decode.c merges by time (par_decode_runs,
+ * runs.h).  The sequential loop runs for traces
  * with MTC or CYC timing: there an event's time depends on where libipt
  * ended the block before it, and that depends on the state of the block
  * cache libipt keeps per section and shares between decoders, so the
@@ -44,6 +46,7 @@ struct image_set;
 struct mt_evw;
 struct mt_snap;
 struct pt_image;
+struct runs;
 
 /* Returned by par_decode when the buffers need the sequential loop. */
 #define PAR_SEQUENTIAL 1
@@ -59,6 +62,21 @@ struct pt_image;
 int par_decode(struct dec_run *r, const struct mt_snap *s,
     struct image_set *is, struct decode_stats *st, int jobs, int out_fd,
     struct mt_evw *w, struct decode_progress *prog);
+
+/*
+ * Per-CPU buffers with switches (runs.h): each buffer decoded whole by
+ * one of @jobs threads into runs, @rs[i] for buffer i (its fd the
+ * temporary file, owned by @rs[i]); the caller merges them.  Counters
+ * are added to @st, in buffer order.  Returns 0, PAR_SEQUENTIAL (nothing
+ * done: one buffer, or MTC/CYC timing), or the first failing buffer's
+ * -MT_E_*.
+ */
+int par_decode_runs(struct dec_run *r, const struct mt_snap *s,
+    struct image_set *is, struct decode_stats *st, int jobs, struct runs *rs,
+    struct decode_progress *prog);
+
+/* An anonymous temporary file: O_TMPFILE in $TMPDIR or /tmp, or a memfd. */
+int par_tmpfile(void);
 
 /*
  * A worker's unit of work: a whole buffer, or a segment of one that starts
@@ -89,6 +107,7 @@ struct dec_unit {
 	const struct dec_sig *next;	/* first events of the later segments */
 	size_t nnext;
 	int fd;			/* the file the worker's writer writes to */
+	struct runs *runs;	/* per-CPU runs (runs.h) of the buffer, or NULL */
 };
 
 struct dec_unit_res {

@@ -170,11 +170,11 @@ add_aux(struct mt_snap *s, uint32_t tid, uint32_t cpu, size_t len)
 	mt_snap_add_aux(s, &a);
 }
 
-/* Decode @s; the stream's lines after the header, as one string. */
+/* Decode @s with @jobs threads; the stream, as one string. */
 static char *
-decode(const struct mt_snap *s, struct decode_stats *st)
+decode_j(const struct mt_snap *s, struct decode_stats *st, int jobs)
 {
-	struct decode_opts o = { .source = "t.snap" };
+	struct decode_opts o = { .source = "t.snap", .jobs = jobs };
 	struct decode_diag d = { 0, NULL };
 	struct mt_evw *w = NULL;
 	FILE *f = tmpfile();
@@ -199,6 +199,12 @@ decode(const struct mt_snap *s, struct decode_stats *st)
 	}
 	fclose(f);
 	return buf;
+}
+
+static char *
+decode(const struct mt_snap *s, struct decode_stats *st)
+{
+	return decode_j(s, st, 1);
 }
 
 static void
@@ -345,15 +351,232 @@ per_cpu_buffer_split_by_switches(void)
 	CHECK(out != NULL);
 	if (out == NULL)
 		goto done;
+	/* 42's run ends at its last record: every thread gets an end. */
 	CHECK(strstr(out,
 	    "thread 40 42 demo\n"
 	    "call 6000 42 0x400000 0x400020\n"
 	    "ret 6000 42 0x400025 0x400005\n"
 	    "call 6000 42 0x400005 0x400030\n"
 	    "ret 6000 42 0x400034 0x400007\n"
+	    "end 6000 42\n"
 	    "thread 40 43 worker\n"
-	    "call 7000 43 0x400000 0x400020\n") != NULL);
-	CHECK(strstr(out, "end 7000 43\n") != NULL);
+	    "call 7000 43 0x400000 0x400020\n"
+	    "ret 7000 43 0x400025 0x400005\n"
+	    "call 7000 43 0x400005 0x400030\n"
+	    "ret 7000 43 0x400034 0x400007\n"
+	    "call 7000 43 0x400000 0x400020\n"
+	    "end 7000 43\n") != NULL);
+	free(out);
+done:
+	mt_snap_release(&s);
+}
+
+/*
+ * Two CPUs, two threads (42 and 43) that swap CPUs twice: CPU 0 runs 42
+ * from TSC 100, 43 from 300, 42 from 500; CPU 1 the other one each time.
+ * User-only tracing: each stretch is TSC, TIP.PGE, its branches and an
+ * asynchronous disable (FUP + TIP.PGD, preempted) inside f.  A
+ * thread's first stretch enters main and calls f; the later ones resume
+ * in f at its ret, return to main, call and leave g, and call f again.
+ */
+static uint8_t pt_cpu[2][1024];
+
+static void
+put_ip(enum pt_packet_type t, uint64_t ip, enum pt_ip_compression ipc)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = t;
+	p.payload.ip.ipc = ipc;
+	p.payload.ip.ip = ip;
+	if (pt_enc_next(enc, &p) < 0)
+		abort();
+}
+
+static void
+stretch(uint64_t tsc, int first)
+{
+	put(ppt_tsc, tsc, 0);
+	put_ip(ppt_tip_pge, first ? CODE : CODE + 0x25, pt_ipc_sext_48);
+	if (!first) {
+		put(ppt_tip, CODE + 0x05, 0);	/* f returns */
+		put(ppt_tip, CODE + 0x30, 0);	/* call *%rbx to g */
+		put(ppt_tip, CODE + 0x07, 0);	/* g returns */
+	}
+	put(ppt_tnt_8, 1, 1);			/* f's je taken */
+	put(ppt_fup, CODE + 0x25, 0);
+	put_ip(ppt_tip_pgd, 0, pt_ipc_suppressed);
+}
+
+static size_t
+cpu_buffer(int cpu)
+{
+	struct pt_config cfg;
+
+	pt_config_init(&cfg);
+	cfg.begin = pt_cpu[cpu];
+	cfg.end = pt_cpu[cpu] + sizeof(pt_cpu[cpu]);
+	enc = pt_alloc_encoder(&cfg);
+	put(ppt_psb, 0, 0);
+	put(ppt_tsc, 50, 0);
+	put(ppt_mode, 0, 0);
+	put(ppt_psbend, 0, 0);
+	stretch(100, 1);
+	stretch(300, 0);
+	stretch(500, 0);
+	return pt_end();
+}
+
+/* SWITCH records of @cpu: 42 and 43 alternate, @a first. */
+static void
+cpu_switches(struct mt_snap *s, uint32_t cpu, uint32_t a, uint32_t b)
+{
+	uint64_t stype = MT_SB_ST_TID | MT_SB_ST_TIME;
+	struct mt_snap_sideband sb;
+	struct mt_sb_rec r;
+	struct mt_wbuf w;
+	uint32_t k;
+
+	mt_wbuf_init(&w);
+	memset(&r, 0, sizeof(r));
+	r.type = MT_SB_SWITCH;
+	r.id.pid = 40;
+	for (k = 0; k < 3; k++) {
+		r.id.tid = k == 1 ? b : a;
+		r.misc = 0;
+		r.id.time = 1000 + 90 + 200 * k;
+		mt_sb_write(&w, &r, stype);
+		r.misc = MT_SB_MISC_SWITCH_OUT;
+		r.id.time = 1000 + 210 + 200 * k;
+		mt_sb_write(&w, &r, stype);
+	}
+	memset(&sb, 0, sizeof(sb));
+	sb.cpu = cpu;
+	sb.tid = MT_SNAP_NONE;
+	sb.sample_type = stype;
+	sb.len = w.len;
+	sb.data = w.p;
+	mt_snap_add_sideband(s, &sb);
+	mt_wbuf_release(&w);
+}
+
+/* The snapshot: CPU 1's buffer first, then CPU 0's. */
+static void
+percpu_snap(struct mt_snap *s)
+{
+	struct mt_snap_aux a = { .tid = MT_SNAP_NONE };
+	int cpu;
+
+	snap_base(s, MT_PT_CFG_TSC | MT_PT_CFG_BRANCH);
+	s->ptcfg.per_cpu = 1;
+	cpu_switches(s, 0, 42, 43);
+	cpu_switches(s, 1, 43, 42);
+	for (cpu = 1; cpu >= 0; cpu--) {
+		a.cpu = (uint32_t)cpu;
+		a.len = a.ring_size = a.head = cpu_buffer(cpu);
+		a.data = pt_cpu[cpu];
+		mt_snap_add_aux(s, &a);
+	}
+}
+
+/* The times of each thread's events never go back. */
+static int
+times_in_order(const char *out)
+{
+	char *copy = strdup(out), *line, *save = NULL;
+	uint64_t last[2] = { 0, 0 }, t;
+	unsigned tid;
+	int ok = 1;
+
+	for (line = strtok_r(copy, "\n", &save); line;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char kw[16];
+
+		if (sscanf(line, "%15s %lu %u", kw, &t, &tid) != 3 ||
+		    strcmp(kw, "thread") == 0 || (tid != 42 && tid != 43))
+			continue;
+		if (t < last[tid - 42])
+			ok = 0;
+		last[tid - 42] = t;
+	}
+	free(copy);
+	return ok;
+}
+
+static void
+per_cpu_threads_in_time_order(void)
+{
+	struct mt_snap s;
+	struct decode_stats st;
+	char *out, *out2, *out8;
+
+	percpu_snap(&s);
+	out = decode(&s, &st);
+	CHECK(out != NULL);
+	if (out == NULL)
+		goto done;
+	CHECK(times_in_order(out));
+	CHECK_EQ_U64(st.errors, 0);
+	/*
+	 * CPU 0 and 1 both start at 1090: CPU 0's run first.  Each
+	 * thread's record comes before its first run, its end after its
+	 * last; every enable belongs to the thread switched in.
+	 */
+	CHECK_STR(out,
+	    "mt-events 1.0\n"
+	    "info source t.snap\n"
+	    "info clock perf\n"
+	    "info time-base 1050\n"
+	    "info backend intel_pt\n"
+	    "info branches calls\n"
+	    "proc 40 demo demo%20--fast\n"
+	    "mod 0 0x400000 0x400040 0 - code\n"
+	    "thread 40 42 demo\n"
+	    "enable 1100 42 0x400000\n"
+	    "call 1100 42 0x400000 0x400020\n"
+	    "disable 1100 42 0x400025 async\n"
+	    "thread 40 43 worker\n"
+	    "enable 1100 43 0x400000\n"
+	    "call 1100 43 0x400000 0x400020\n"
+	    "disable 1100 43 0x400025 async\n"
+	    "enable 1300 43 0x400025\n"
+	    "ret 1300 43 0x400025 0x400005\n"
+	    "call 1300 43 0x400005 0x400030\n"
+	    "ret 1300 43 0x400034 0x400007\n"
+	    "call 1300 43 0x400000 0x400020\n"
+	    "disable 1300 43 0x400025 async\n"
+	    "enable 1300 42 0x400025\n"
+	    "ret 1300 42 0x400025 0x400005\n"
+	    "call 1300 42 0x400005 0x400030\n"
+	    "ret 1300 42 0x400034 0x400007\n"
+	    "call 1300 42 0x400000 0x400020\n"
+	    "disable 1300 42 0x400025 async\n"
+	    "enable 1500 42 0x400025\n"
+	    "ret 1500 42 0x400025 0x400005\n"
+	    "call 1500 42 0x400005 0x400030\n"
+	    "ret 1500 42 0x400034 0x400007\n"
+	    "call 1500 42 0x400000 0x400020\n"
+	    "disable 1500 42 0x400025 async\n"
+	    "end 1500 42\n"
+	    "enable 1500 43 0x400025\n"
+	    "ret 1500 43 0x400025 0x400005\n"
+	    "call 1500 43 0x400005 0x400030\n"
+	    "ret 1500 43 0x400034 0x400007\n"
+	    "call 1500 43 0x400000 0x400020\n"
+	    "disable 1500 43 0x400025 async\n"
+	    "end 1500 43\n");
+	out2 = decode_j(&s, &st, 2);
+	out8 = decode_j(&s, &st, 8);
+	CHECK(out2 != NULL && strcmp(out, out2) == 0);
+	CHECK(out8 != NULL && strcmp(out, out8) == 0);
+	free(out8);
+	free(out2);
+	/* CYC on: -j 2 decodes the buffers one after the other, the same */
+	s.ptcfg.config |= MT_PT_CFG_CYC;
+	out2 = decode_j(&s, &st, 2);
+	CHECK(out2 != NULL && strcmp(out, out2) == 0);
+	free(out2);
 	free(out);
 done:
 	mt_snap_release(&s);
@@ -434,11 +657,41 @@ sideband_mmap2_is_looked_up_and_listed(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	/*
+	 * tests/mt-decode-percpu.bats: the per-CPU snapshot as a file
+	 * OUT; with ELF and PGOFF, the code is that file's (mapped at
+	 * CODE from PGOFF, with symbols) instead of a blob.
+	 */
+	if ((argc == 3 || argc == 5) &&
+	    strcmp(argv[1], "--write-percpu") == 0) {
+		struct mt_snap s;
+		FILE *f = fopen(argv[2], "wb");
+		int rc;
+
+		percpu_snap(&s);
+		if (argc == 5) {
+			struct mt_snap_mmap m = { .pid = 40, .start = CODE,
+			    .end = CODE + 0x1000, .prot = 5, .flags = 2,
+			    .path = argv[3] };
+
+			m.pgoff = strtoull(argv[4], NULL, 0);
+			mt_snap_add_mmap(&s, &m);
+			free(s.blobs[0].name);	/* no blob: the ELF's code */
+			free(s.blobs[0].data);
+			s.nblobs = 0;
+		}
+		rc = f != NULL ? mt_snap_write_fd(&s, fileno(f)) : -1;
+		if (f != NULL && fclose(f) != 0)
+			rc = -1;
+		mt_snap_release(&s);
+		return rc < 0;
+	}
 	TEST(perf_clock_from_tsc);
 	TEST(cyc_estimates_between_tsc);
 	TEST(per_cpu_buffer_split_by_switches);
+	TEST(per_cpu_threads_in_time_order);
 	TEST(sideband_mmap2_is_looked_up_and_listed);
 	return tap_done();
 }
