@@ -257,6 +257,21 @@ dec_time(const struct dec_buf *b, uint64_t idx)
 	return b->r->perf_clock ? b->now : b->icount + idx;
 }
 
+/*
+ * Did the trigger @t fire on this buffer's CPU?  A thread is "current" on
+ * a CPU from its switch-in to the next one there, also after it left
+ * (switch-outs are not kept), so a hit could otherwise be written by two
+ * buffers, one of them out of time order.
+ */
+static int
+dec_trigger_here(const struct dec_buf *b, const struct mt_snap_trigger *t)
+{
+	uint32_t cpu;
+
+	return !thr_on_cpu(&b->r->ts, t->tid, t->time, &cpu) ||
+	    cpu == b->cpu->cpu;
+}
+
 /* Triggers of this thread that fired by now (perf clock only). */
 static void
 dec_triggers(struct dec_buf *b, uint64_t upto)
@@ -273,7 +288,8 @@ dec_triggers(struct dec_buf *b, uint64_t upto)
 		 */
 		if (t->time >= upto)
 			return;
-		if (t->tid != b->tid)
+		if (t->tid != b->tid || (b->cpu != NULL &&
+		    !dec_trigger_here(b, t)))
 			continue;
 		dec_emit_str(b, MT_EV_TRIGGER, t->time < b->last_t ?
 		    b->last_t : t->time, t->ip, 0, t->what);
@@ -293,6 +309,9 @@ dec_switch(struct dec_buf *b)
 		b->swi++;
 	if (c->sw[b->swi - 1].tid == b->tid)
 		return 0;
+	/* Hits of the thread switched out before the switch are its own. */
+	if (b->trigi < b->r->s->ntriggers)
+		dec_triggers(b, c->sw[b->swi - 1].time);
 	if (b->run != NULL) {
 		rc = dec_run_close(b, b->run_last);
 		if (rc < 0)
@@ -886,8 +905,9 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 				dec_emit_str(&b, MT_EV_TRIGGER, dec_time(&b, 0),
 				    r->s->triggers[b.trigi].ip, 0,
 				    r->s->triggers[b.trigi].what);
-	if (b.run != NULL)
-		rc = dec_run_close(&b, dec_time(&b, 0));
+	if (b.run != NULL)	/* (a trigger may be later than the trace) */
+		rc = dec_run_close(&b, dec_time(&b, 0) > b.last_t ?
+		    dec_time(&b, 0) : b.last_t);
 	else
 		dec_emit(&b, MT_EV_END, dec_time(&b, 0), 0, 0);
 	if (r->prog != NULL)

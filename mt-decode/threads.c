@@ -225,3 +225,53 @@ thr_cpu(const struct thr_set *ts, uint32_t cpu)
 			return &ts->cpus[i];
 	return NULL;
 }
+
+/* Index of the last switch of @c at or before @time, or -1. */
+static long
+thr_sw_at(const struct thr_cpu *c, uint64_t time)
+{
+	size_t lo = 0, hi = c->nsw, mid;
+
+	while (lo < hi) {	/* first switch after @time */
+		mid = lo + (hi - lo) / 2;
+		if (c->sw[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+int
+thr_on_cpu(const struct thr_set *ts, uint32_t tid, uint64_t time,
+    uint32_t *cpu)
+{
+	uint64_t best = 0, first = UINT64_MAX;
+	int found = 0, named = 0;
+	size_t i, k;
+	long at;
+
+	for (i = 0; i < ts->ncpus; i++) {
+		const struct thr_cpu *c = &ts->cpus[i];
+
+		at = thr_sw_at(c, time);
+		if (at >= 0 && c->sw[at].tid == tid &&
+		    (!found || c->sw[at].time > best)) {
+			found = 1;
+			best = c->sw[at].time;
+			*cpu = c->cpu;
+		}
+	}
+	if (found)
+		return 1;
+	for (i = 0; i < ts->ncpus; i++)
+		for (k = 0; k < ts->cpus[i].nsw; k++)
+			if (ts->cpus[i].sw[k].tid == tid &&
+			    ts->cpus[i].sw[k].time < first) {
+				first = ts->cpus[i].sw[k].time;
+				*cpu = ts->cpus[i].cpu;
+				named = 1;
+				break;
+			}
+	return named;
+}

@@ -61,5 +61,13 @@ uint32_t thr_pid(const struct thr_set *ts, uint32_t tid);
 const char *thr_comm(const struct thr_set *ts, uint32_t tid);
 /* The switch list of @cpu, or NULL. */
 const struct thr_cpu *thr_cpu(const struct thr_set *ts, uint32_t cpu);
+/*
+ * The CPU @tid ran on at @time: the one whose last switch-in at or before
+ * @time is @tid's (the latest such switch-in if several CPUs show it:
+ * switch-outs are not kept); when none, the CPU of @tid's first switch-in.
+ * Returns 1 with *@cpu, 0 when no switch list names @tid.
+ */
+int thr_on_cpu(const struct thr_set *ts, uint32_t tid, uint64_t time,
+    uint32_t *cpu);
 
 #endif /* MT_DECODE_THREADS_H */

@@ -582,6 +582,57 @@ done:
 	mt_snap_release(&s);
 }
 
+/*
+ * Trigger hits on the per-CPU snapshot: 43's at 1150 (on CPU 1 until
+ * 1290), 42's at 1350 (on CPU 1 from 1290 to 1490, its only events at
+ * 1300) and at 1600 (after the trace: CPU 0, its last switch-in).  Each
+ * is written once, in the run of the thread on the CPU it ran on then,
+ * before the switch that ends the run; the times stay in order.
+ */
+static void
+per_cpu_triggers_in_their_run(void)
+{
+	static const uint64_t when[3] = { 1150, 1350, 1600 };
+	static const uint32_t who[3] = { 43, 42, 42 };
+	struct mt_snap s;
+	struct decode_stats st;
+	char *out, *out2;
+	int k;
+
+	percpu_snap(&s);
+	for (k = 0; k < 3; k++) {
+		struct mt_snap_trigger tr = { .time = when[k], .pid = 40,
+		    .tid = who[k], .ip = CODE + 0x20, .index = (uint32_t)k,
+		    .what = (char *)(uintptr_t)"f" };
+
+		mt_snap_add_trigger(&s, &tr);
+	}
+	out = decode(&s, &st);
+	CHECK(out != NULL);
+	if (out == NULL)
+		goto done;
+	CHECK(times_in_order(out));
+	CHECK(strstr(out,
+	    "disable 1100 43 0x400025 async\n"
+	    "trigger 1150 43 0x400020 f\n"
+	    "enable 1300 43 0x400025\n") != NULL);
+	CHECK(strstr(out,
+	    "disable 1300 42 0x400025 async\n"
+	    "trigger 1350 42 0x400020 f\n"
+	    "enable 1500 42 0x400025\n") != NULL);
+	CHECK(strstr(out,
+	    "disable 1500 42 0x400025 async\n"
+	    "trigger 1600 42 0x400020 f\n"
+	    "end 1600 42\n") != NULL);
+	CHECK(strstr(strstr(out, "trigger 1600") + 1, "trigger") == NULL);
+	out2 = decode_j(&s, &st, 2);
+	CHECK(out2 != NULL && strcmp(out, out2) == 0);
+	free(out2);
+	free(out);
+done:
+	mt_snap_release(&s);
+}
+
 static char warned[512];
 
 static void
@@ -692,6 +743,7 @@ main(int argc, char **argv)
 	TEST(cyc_estimates_between_tsc);
 	TEST(per_cpu_buffer_split_by_switches);
 	TEST(per_cpu_threads_in_time_order);
+	TEST(per_cpu_triggers_in_their_run);
 	TEST(sideband_mmap2_is_looked_up_and_listed);
 	return tap_done();
 }
