@@ -67,18 +67,56 @@ mt_ev_naddr(enum mt_ev_kind kind)
 	}
 }
 
-/* Keyword to kind: switch on length and first byte, then compare. */
-static enum mt_ev_kind
-lookup_kind(const char *w, size_t n)
+enum mt_ev_kind
+mt_ev_kind_lookup(const char *w, size_t n)
 {
-	int k;
+	enum mt_ev_kind k;
 
-	for (k = MT_EV_INFO; k < MT_EV_NKINDS; k++)
-		if (kind_names[k][0] == w[0] &&
-		    strlen(kind_names[k]) == n &&
-		    memcmp(kind_names[k], w, n) == 0)
-			return (enum mt_ev_kind)k;
-	return MT_EV_NONE;
+	/* By length first: one or two compares per keyword. */
+	switch (n) {
+	case 2:
+		k = w[0] == 'b' ? MT_EV_BR : w[0] == 'f' ? MT_EV_FN : MT_EV_NONE;
+		break;
+	case 3:
+		k = w[0] == 'r' ? MT_EV_RET : w[0] == 'j' ? MT_EV_JMP :
+		    w[0] == 'e' ? MT_EV_END : w[0] == 'i' ? MT_EV_IRQ :
+		    w[0] == 'm' ? MT_EV_MOD : w[0] == 'l' ? MT_EV_LOC :
+		    MT_EV_NONE;
+		break;
+	case 4:
+		k = w[0] == 'c' ? MT_EV_CALL : w[0] == 'i' ?
+		    (w[1] == 'r' ? MT_EV_IRET : MT_EV_INFO) :
+		    w[0] == 'p' ? MT_EV_PROC : w[0] == 'f' ? MT_EV_FILE :
+		    MT_EV_NONE;
+		break;
+	case 5:
+		k = w[0] == 'e' ? MT_EV_ERROR : MT_EV_NONE;
+		break;
+	case 6:
+		k = w[0] == 's' ? MT_EV_SYSRET : w[0] == 'e' ? MT_EV_ENABLE :
+		    w[0] == 't' ? MT_EV_THREAD : MT_EV_NONE;
+		break;
+	case 7:
+		k = w[0] == 's' ? MT_EV_SYSCALL : w[0] == 'd' ? MT_EV_DISABLE :
+		    w[0] == 't' ? MT_EV_TRIGGER : MT_EV_NONE;
+		break;
+	case 8:
+		k = w[0] == 'o' ? MT_EV_OVERFLOW : MT_EV_NONE;
+		break;
+	default:
+		k = MT_EV_NONE;
+		break;
+	}
+	if (k != MT_EV_NONE && memcmp(kind_names[k], w, n) != 0)
+		k = MT_EV_NONE;
+	return k;
+}
+
+int
+mt_ev_plain(enum mt_ev_kind kind)
+{
+	return MT_EV_IS_EVENT(kind) && kind != MT_EV_DISABLE &&
+	    kind != MT_EV_ERROR && kind != MT_EV_TRIGGER;
 }
 
 /*
@@ -550,7 +588,7 @@ mt_evr_next(struct mt_evr *r, struct mt_ev *ev)
 		if (nf > MAX_FIELDS)
 			return rerr(r, -MT_E_SYNTAX, MAX_FIELDS,
 			    "too many fields");
-		ev->kind = lookup_kind(f[0], strlen(f[0]));
+		ev->kind = mt_ev_kind_lookup(f[0], strlen(f[0]));
 		if (ev->kind == MT_EV_NONE)
 			continue;	/* newer minor version */
 		ev->time = 0;

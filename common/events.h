@@ -77,6 +77,12 @@ struct mt_ev {
 int mt_ev_naddr(enum mt_ev_kind kind);
 /* Record keyword of @kind, e.g. "call". */
 const char *mt_ev_kind_name(enum mt_ev_kind kind);
+/* Kind of the record keyword @w (@n bytes, not NUL-terminated);
+ * MT_EV_NONE for an unknown one. */
+enum mt_ev_kind mt_ev_kind_lookup(const char *w, size_t n);
+/* Non-zero for event kinds without string fields: time, tid and
+ * addresses only (what the filters' fast paths parse themselves). */
+int mt_ev_plain(enum mt_ev_kind kind);
 /* Value of the hex digit @c (either case), or -1. */
 int mt_ev_hexval(int c);
 

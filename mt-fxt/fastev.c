@@ -22,42 +22,6 @@ static const unsigned char hexv[256] = {
 	['E'] = 15, ['F'] = 16,
 };
 
-/* Keyword of @n bytes at @p to an event kind without string fields. */
-static enum mt_ev_kind
-keyword(const char *p, size_t n)
-{
-	switch (n) {
-	case 2:
-		return memcmp(p, "br", 2) == 0 ? MT_EV_BR : MT_EV_NONE;
-	case 3:
-		if (memcmp(p, "ret", 3) == 0)
-			return MT_EV_RET;
-		if (memcmp(p, "jmp", 3) == 0)
-			return MT_EV_JMP;
-		if (memcmp(p, "end", 3) == 0)
-			return MT_EV_END;
-		if (memcmp(p, "irq", 3) == 0)
-			return MT_EV_IRQ;
-		return MT_EV_NONE;
-	case 4:
-		if (memcmp(p, "call", 4) == 0)
-			return MT_EV_CALL;
-		return memcmp(p, "iret", 4) == 0 ? MT_EV_IRET : MT_EV_NONE;
-	case 6:
-		if (memcmp(p, "sysret", 6) == 0)
-			return MT_EV_SYSRET;
-		return memcmp(p, "enable", 6) == 0 ? MT_EV_ENABLE : MT_EV_NONE;
-	case 7:
-		return memcmp(p, "syscall", 7) == 0 ? MT_EV_SYSCALL :
-		    MT_EV_NONE;
-	case 8:
-		return memcmp(p, "overflow", 8) == 0 ? MT_EV_OVERFLOW :
-		    MT_EV_NONE;
-	default:
-		return MT_EV_NONE;
-	}
-}
-
 /*
  * 1 to @maxd decimal digits at p[0..e) ending at @e or a space; returns
  * the byte after them, or NULL.
@@ -110,8 +74,8 @@ fastev_parse(const char *line, size_t len, struct mt_ev *ev)
 	sp = memchr(line, ' ', len < 9 ? len : 9);
 	if (sp == NULL)
 		return 0;
-	ev->kind = keyword(line, (size_t)(sp - line));
-	if (ev->kind == MT_EV_NONE)
+	ev->kind = mt_ev_kind_lookup(line, (size_t)(sp - line));
+	if (!mt_ev_plain(ev->kind))
 		return 0;
 	if ((p = decimal(sp + 1, e, 19, &ev->time)) == NULL || p == e)
 		return 0;

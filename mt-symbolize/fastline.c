@@ -19,46 +19,6 @@ static const unsigned char hexv[256] = {
 	['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
 };	/* value + 1; 0: not a digit */
 
-/* Keyword at @p (@n bytes) to an event kind without string fields. */
-static enum mt_ev_kind
-keyword(const char *p, size_t n)
-{
-	switch (n) {
-	case 2:
-		return memcmp(p, "br", 2) == 0 ? MT_EV_BR : MT_EV_NONE;
-	case 3:
-		if (memcmp(p, "ret", 3) == 0)
-			return MT_EV_RET;
-		if (memcmp(p, "end", 3) == 0)
-			return MT_EV_END;
-		if (memcmp(p, "jmp", 3) == 0)
-			return MT_EV_JMP;
-		if (memcmp(p, "irq", 3) == 0)
-			return MT_EV_IRQ;
-		return MT_EV_NONE;
-	case 4:
-		if (memcmp(p, "call", 4) == 0)
-			return MT_EV_CALL;
-		if (memcmp(p, "iret", 4) == 0)
-			return MT_EV_IRET;
-		return MT_EV_NONE;
-	case 6:
-		if (memcmp(p, "sysret", 6) == 0)
-			return MT_EV_SYSRET;
-		if (memcmp(p, "enable", 6) == 0)
-			return MT_EV_ENABLE;
-		return MT_EV_NONE;
-	case 7:
-		return memcmp(p, "syscall", 7) == 0 ? MT_EV_SYSCALL :
-		    MT_EV_NONE;
-	case 8:
-		return memcmp(p, "overflow", 8) == 0 ? MT_EV_OVERFLOW :
-		    MT_EV_NONE;
-	default:
-		return MT_EV_NONE;
-	}
-}
-
 /* Non-zero when all 8 bytes of @x are ASCII digits. */
 static inline int
 all_digits8(uint64_t x)
@@ -140,8 +100,8 @@ sym_fast_parse(const char *line, size_t len, struct sym_fast_ev *e)
 	sp = memchr(line, ' ', len < 9 ? len : 9);
 	if (sp == NULL)
 		return 0;
-	e->kind = keyword(line, (size_t)(sp - line));
-	if (e->kind == MT_EV_NONE)
+	e->kind = mt_ev_kind_lookup(line, (size_t)(sp - line));
+	if (!mt_ev_plain(e->kind))
 		return 0;
 	/* TIME: any canonical u64 of up to 19 digits; its value unused. */
 	p = decimal(sp + 1, end, 19, NULL);

@@ -289,10 +289,40 @@ long_lines_and_last_line_without_newline(void)
 	free(text);
 }
 
+/* Every keyword maps to its kind; near misses and "none" map to none. */
+static void
+kind_lookup(void)
+{
+	static const char *const miss[] = {
+		"none", "cal", "calls", "Call", "rex", "ibq", "inff", "sysrep",
+		"enabld", "triggers", "overflov", "x", "",
+	};
+	char w[16];
+	int k;
+	size_t i;
+
+	for (k = MT_EV_INFO; k < MT_EV_NKINDS; k++) {
+		const char *name = mt_ev_kind_name((enum mt_ev_kind)k);
+
+		/* not NUL-terminated after the keyword */
+		snprintf(w, sizeof(w), "%s 12", name);
+		CHECK(mt_ev_kind_lookup(w, strlen(name)) == (enum mt_ev_kind)k);
+	}
+	for (i = 0; i < sizeof(miss) / sizeof(miss[0]); i++)
+		CHECK(mt_ev_kind_lookup(miss[i], strlen(miss[i])) ==
+		    MT_EV_NONE);
+	CHECK(mt_ev_plain(MT_EV_CALL) && mt_ev_plain(MT_EV_END) &&
+	    mt_ev_plain(MT_EV_OVERFLOW) && mt_ev_plain(MT_EV_ENABLE));
+	CHECK(!mt_ev_plain(MT_EV_TRIGGER) && !mt_ev_plain(MT_EV_ERROR) &&
+	    !mt_ev_plain(MT_EV_DISABLE) && !mt_ev_plain(MT_EV_LOC) &&
+	    !mt_ev_plain(MT_EV_NONE));
+}
+
 int
 main(void)
 {
 	TEST(roundtrip_every_kind);
+	TEST(kind_lookup);
 	TEST(skips_comments_unknown_kinds_extra_fields);
 	TEST(malformed_lines_name_line_and_field);
 	TEST(long_lines_and_last_line_without_newline);
