@@ -700,17 +700,35 @@ get_str(struct mt_buf *b, char **out)
 	return *out ? 0 : -MT_E_NOMEM;
 }
 
+/*
+ * A blob field: its bytes (plus a NUL) in a new buffer.  A large blob that
+ * ends the chunk is moved to the front of the chunk's payload buffer
+ * *@pay, which then becomes the blob's (*@pay is set to NULL): a 64 MiB
+ * AUX chunk is then held once, not twice, while the snapshot is read.
+ */
+#define BLOB_STEAL_MIN (64u << 10)
 static int
-get_blob(struct mt_buf *b, uint8_t **out, uint64_t *len)
+get_blob(struct mt_buf *b, uint8_t **out, uint64_t *len, uint8_t **pay)
 {
 	uint64_t n;
 	const uint8_t *p;
+	uint8_t *q;
 
 	if (mt_buf_get_u64le(b, &n) < 0 || n > b->len ||
 	    mt_buf_get_bytes(b, (size_t)n, &p) < 0)
 		return -MT_E_CORRUPT;
-	*out = dupmem(p, n);
 	*len = n;
+	if (pay != NULL && *pay != NULL && n >= BLOB_STEAL_MIN &&
+	    b->len == 0 && p > *pay) {
+		/* the blob header came first, so there is room for a NUL */
+		memmove(*pay, p, (size_t)n);
+		(*pay)[n] = 0;
+		q = realloc(*pay, (size_t)n + 1);
+		*out = q != NULL ? q : *pay;
+		*pay = NULL;
+		return 0;
+	}
+	*out = dupmem(p, n);
 	return *out ? 0 : -MT_E_NOMEM;
 }
 
@@ -803,9 +821,10 @@ parse_timeconv(struct mt_snap *s, struct mt_buf *b)
 	return 0;
 }
 
-/* Parse one payload of @type into @s. */
+/* Parse one payload of @type into @s; a blob may take over *@pay. */
 static int
-parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b)
+parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b,
+    uint8_t **pay)
 {
 	const uint8_t *p;
 
@@ -878,7 +897,7 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b)
 		GET(mt_buf_get_u32le(b, &d->flags));
 		GET(mt_buf_get_u64le(b, &d->ring_size));
 		GET(mt_buf_get_u64le(b, &d->head));
-		return get_blob(b, &d->data, &d->len);
+		return get_blob(b, &d->data, &d->len, pay);
 	}
 	case MT_SNAP_SIDEBAND: {
 		struct mt_snap_sideband *d = grow(&s->sideband, &s->nsideband,
@@ -889,7 +908,7 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b)
 		GET(mt_buf_get_u32le(b, &d->cpu));
 		GET(mt_buf_get_u32le(b, &d->tid));
 		GET(mt_buf_get_u64le(b, &d->sample_type));
-		return get_blob(b, &d->data, &d->len);
+		return get_blob(b, &d->data, &d->len, pay);
 	}
 	case MT_SNAP_TRIGGER: {
 		struct mt_snap_trigger *d = grow(&s->triggers, &s->ntriggers,
@@ -914,7 +933,7 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b)
 		GET(mt_buf_get_u32le(b, &d->kind));
 		GET(mt_buf_get_u64le(b, &d->addr));
 		GETA(get_str(b, &d->name));
-		return get_blob(b, &d->data, &d->len);
+		return get_blob(b, &d->data, &d->len, pay);
 	}
 	case MT_SNAP_ELF: {
 		struct mt_snap_elf *d = grow(&s->elfs, &s->nelfs, sizeof(*d));
@@ -923,7 +942,7 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b)
 			return -MT_E_NOMEM;
 		GETA(get_buildid(b, d->build_id, &d->build_id_len));
 		GETA(get_str(b, &d->path));
-		return get_blob(b, &d->data, &d->len);
+		return get_blob(b, &d->data, &d->len, pay);
 	}
 	case MT_SNAP_TEXT: {
 		struct mt_snap_text *d = grow(&s->texts, &s->ntexts,
@@ -934,7 +953,7 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b)
 			return -MT_E_NOMEM;
 		GET(mt_buf_get_u32le(b, &d->kind));
 		GET(mt_buf_get_u32le(b, &d->pid));
-		GETA(get_blob(b, &data, &d->len));
+		GETA(get_blob(b, &data, &d->len, pay));
 		d->data = (char *)data;
 		return 0;
 	}
@@ -1112,7 +1131,7 @@ read_all(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 			}
 			s->skipped++;
 		} else {
-			rc = parse_chunk(s, type, &b);
+			rc = parse_chunk(s, type, &b, &pay);
 			if (rc < 0) {
 				rc = diag(d, rc, start, type,
 				    rc == -MT_E_NOMEM ? "out of memory in %s "

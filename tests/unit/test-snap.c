@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -362,6 +363,88 @@ reads_from_a_pipe(void)
 	mt_snap_release(&s);
 }
 
+/*
+ * Large blobs (AUX, ELF, TEXT) take over the chunk's payload buffer instead
+ * of being copied: the bytes, the NUL after them and the chunks around them
+ * must come out as written, from memory and from a pipe.
+ */
+static void
+large_blobs_roundtrip(void)
+{
+	struct mt_snap s, r;
+	struct mt_snap_aux a = { .tid = 7, .cpu = MT_SNAP_NONE,
+	    .ring_size = 1u << 20 };
+	char path[] = "/bin/big";
+	struct mt_snap_elf e = { .path = path };
+	struct mt_snap_text t = { .kind = 1, .pid = 7 };
+	struct mt_snap_diag d;
+	size_t n = (1u << 20) + 13, i, len;
+	uint8_t *big = malloc(n), *p;
+	char *txt = malloc(n + 1);
+	int fds[2], k;
+	pid_t pid;
+
+	CHECK(big != NULL && txt != NULL);
+	if (big == NULL || txt == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		big[i] = (uint8_t)(i * 131 + (i >> 9));
+		txt[i] = (char)('a' + i % 26);
+	}
+	txt[n] = '\0';
+	mt_snap_init(&s);
+	a.data = big;
+	a.len = n;
+	CHECK(mt_snap_add_aux(&s, &a) == 0);
+	a.len = 1000;		/* a small one after it: copied */
+	a.tid = 8;
+	CHECK(mt_snap_add_aux(&s, &a) == 0);
+	e.data = big;
+	e.len = n - 5;
+	CHECK(mt_snap_add_elf(&s, &e) == 0);
+	t.data = txt;
+	t.len = n;
+	CHECK(mt_snap_add_text(&s, &t) == 0);
+	p = to_bytes(&s, &len);
+	CHECK(p != NULL);
+	for (k = 0; p != NULL && k < 2; k++) {
+		mt_snap_init(&r);
+		if (k == 0) {
+			CHECK(mt_snap_read_mem(&r, p, len, &d) == 0);
+		} else {
+			CHECK(pipe(fds) == 0);
+			pid = fork();
+			if (pid == 0) {
+				close(fds[0]);
+				_exit(mt_snap_write_fd(&s, fds[1]) == 0 ? 0 : 1);
+			}
+			close(fds[1]);
+			CHECK(mt_snap_read_fd(&r, fds[0], &d) == 0);
+			close(fds[0]);
+			waitpid(pid, NULL, 0);
+		}
+		CHECK(r.naux == 2 && r.nelfs == 1 && r.ntexts == 1);
+		if (r.naux == 2 && r.nelfs == 1 && r.ntexts == 1) {
+			CHECK(r.aux[0].len == n && r.aux[0].tid == 7 &&
+			    memcmp(r.aux[0].data, big, n) == 0 &&
+			    r.aux[0].data[n] == 0);
+			CHECK(r.aux[1].len == 1000 && r.aux[1].tid == 8 &&
+			    memcmp(r.aux[1].data, big, 1000) == 0);
+			CHECK(r.elfs[0].len == n - 5 &&
+			    memcmp(r.elfs[0].data, big, n - 5) == 0);
+			CHECK_STR(r.elfs[0].path, "/bin/big");
+			CHECK(r.texts[0].len == n &&
+			    strlen(r.texts[0].data) == n &&
+			    memcmp(r.texts[0].data, txt, n) == 0);
+		}
+		mt_snap_release(&r);
+	}
+	mt_snap_release(&s);
+	free(p);
+	free(big);
+	free(txt);
+}
+
 static void
 huge_length_from_a_pipe_is_truncation_not_allocation(void)
 {
@@ -419,5 +502,6 @@ main(void)
 	TEST(short_payload_is_corrupt);
 	TEST(reads_from_a_pipe);
 	TEST(huge_length_from_a_pipe_is_truncation_not_allocation);
+	TEST(large_blobs_roundtrip);
 	return tap_done();
 }
