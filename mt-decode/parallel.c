@@ -501,138 +501,18 @@ par_plan(struct par *p, int jobs)
 	return 1;
 }
 
-int
-par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
-    struct decode_stats *st, int jobs, int out_fd, struct mt_evw *w,
-    struct decode_progress *prog)
+/*
+ * Non-zero when the trace has MTC or CYC timing: times change between
+ * branches, and the time of an event depends on where libipt ended the
+ * block before it, which depends on the block cache its sections share
+ * across decoders (warm or cold): parallel output would differ from run
+ * to run.  TSC-only and relative times do not depend on it.
+ */
+static int
+par_timed(const struct mt_snap *s)
 {
-	struct par p;
-	struct par_worker *wk = NULL;
-	struct par_slot *sl;
-	pthread_t *th = NULL;
-	uint8_t *buf = NULL;
-	struct par_stitch ps = { 0, 0, 0 };
-	uint64_t lo, hi, base, from;
-	size_t i, k, nth = 0;
-	int rc, used, shift = !dec_perf_clock(r);
-
-	memset(&p, 0, sizeof(p));
-	p.r = r;
-	p.is = is;
-	p.s = s;
-	p.nbuf = s->naux;
-	if (p.nbuf < 1 || jobs < 2)
-		return PAR_SEQUENTIAL;
-	/*
-	 * With MTC or CYC, times change between branches, and the time
-	 * of an event depends on where libipt ended the block before it,
-	 * which depends on the block cache its sections share across
-	 * decoders (warm or cold): parallel output would differ from run
-	 * to run.  TSC-only and relative times do not depend on it.
-	 */
-	if (s->has_ptcfg && (s->ptcfg.config & (MT_PT_CFG_CYC | MT_PT_CFG_MTC)))
-		return PAR_SEQUENTIAL;
-	rc = par_plan(&p, jobs);
-	if (rc == 1 && p.n < 2)
-		rc = 0;		/* one unit: nothing to share */
-	if (rc <= 0) {
-		/* (PAR_SEQUENTIAL is 1 too: not par_plan's "planned") */
-		rc = rc == 0 ? PAR_SEQUENTIAL : rc;
-		goto out;
-	}
-	rc = 0;
-	/* The function table is sorted on first use: do it now. */
-	(void)image_set_fn_lookup(is, 0, &lo, &hi);
-	if ((size_t)jobs > p.n)
-		jobs = (int)p.n;
-	p.window = 2 * (size_t)jobs;
-	rc = mt_evw_flush(w);
-	if (rc < 0)
-		goto out;
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
-	th = calloc((size_t)jobs, sizeof(*th));
-	wk = calloc((size_t)jobs, sizeof(*wk));
-	buf = malloc(PAR_COPY);
-	rc = th && wk && buf ? 0 : -MT_E_NOMEM;
-	for (k = 0; rc == 0 && k < (size_t)jobs; k++) {
-		wk[k].p = &p;
-		if (pthread_create(&th[k], NULL, par_worker, &wk[k]) != 0)
-			break;
-		nth++;
-	}
-	if (rc == 0 && nth == 0)
-		rc = -MT_E_NOMEM;
-	/*
-	 * Write the units in order as they complete: a buffer's first
-	 * unit from its start, then from the unit it joined on (from its
-	 * mark), skipping the ones jumped over.
-	 */
-	for (i = 0; rc == 0 && i < p.n; i++) {
-		sl = &p.slot[i];
-		pthread_mutex_lock(&p.mu);
-		par_wait(&p, i, prog);
-		pthread_mutex_unlock(&p.mu);
-		used = par_stitch(&ps, i, p.unit[i].seg, &sl->res, sl->hdr,
-		    &from, &base);
-		if (used && sl->rc >= 0) {
-			if (shift && base > 0)
-				rc = par_copy_shift(sl->fd, from, out_fd, buf,
-				    base);
-			else
-				rc = par_copy(sl->fd, from, out_fd, buf);
-			par_add_stats(st, &sl->st, 1);
-			if (used == 2) {
-				par_add_stats(st, &sl->res.mark_st, -1);
-				st->seg_joins++;
-			}
-		}
-		if (rc == 0 && used && sl->rc < 0)
-			rc = sl->rc;
-		if (sl->fd >= 0)
-			close(sl->fd);
-		sl->fd = -1;
-		if (prog != NULL) {
-			prog->done += par_unit_bytes(&p, i);
-			/* MT_PROGRESS_INTERVAL_MS=0: a line per unit. */
-			if (prog->p.interval_ns == 0)
-				decode_progress_show(prog, prog->done,
-				    st->events);
-		}
-		pthread_mutex_lock(&p.mu);
-		p.written = i + 1;
-		pthread_cond_broadcast(&p.cv);
-		pthread_mutex_unlock(&p.mu);
-	}
-	pthread_mutex_lock(&p.mu);
-	p.abort = 1;
-	pthread_cond_broadcast(&p.cv);
-	pthread_mutex_unlock(&p.mu);
-	for (k = 0; k < nth; k++)
-		pthread_join(th[k], NULL);
-	for (k = 0; wk != NULL && k < (size_t)jobs; k++) {
-		for (i = 0; i < wk[k].nimg; i++)
-			pt_image_free(wk[k].img[i]);
-		free(wk[k].img);
-		free(wk[k].pids);
-	}
-	for (i = 0; i < p.n; i++)
-		if (p.slot[i].fd >= 0 && p.slot[i].done)
-			close(p.slot[i].fd);
-	st->walks += p.wst.walks;
-	st->walk_insns += p.wst.walk_insns;
-	pthread_cond_destroy(&p.cv);
-	pthread_mutex_destroy(&p.mu);
-out:
-	free(buf);
-	free(th);
-	free(wk);
-	free(p.tids);
-	free(p.nseen);
-	free(p.slot);
-	free(p.unit);
-	free(p.sig);
-	return rc;
+	return s->has_ptcfg &&
+	    (s->ptcfg.config & (MT_PT_CFG_CYC | MT_PT_CFG_MTC)) != 0;
 }
 
 /* Start up to @jobs workers on @p (mutex and condition set up). */
@@ -684,6 +564,110 @@ par_stop(struct par *p, int jobs, pthread_t *th, struct par_worker *wk,
 }
 
 int
+par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
+    struct decode_stats *st, int jobs, int out_fd, struct mt_evw *w,
+    struct decode_progress *prog)
+{
+	struct par p;
+	struct par_worker *wk = NULL;
+	struct par_slot *sl;
+	pthread_t *th = NULL;
+	uint8_t *buf = NULL;
+	struct par_stitch ps = { 0, 0, 0 };
+	uint64_t lo, hi, base, from;
+	size_t i, nth = 0;
+	int rc, used, shift = !dec_perf_clock(r);
+
+	memset(&p, 0, sizeof(p));
+	p.r = r;
+	p.is = is;
+	p.s = s;
+	p.nbuf = s->naux;
+	if (p.nbuf < 1 || jobs < 2)
+		return PAR_SEQUENTIAL;
+	if (par_timed(s))
+		return PAR_SEQUENTIAL;
+	rc = par_plan(&p, jobs);
+	if (rc == 1 && p.n < 2)
+		rc = 0;		/* one unit: nothing to share */
+	if (rc <= 0) {
+		/* (PAR_SEQUENTIAL is 1 too: not par_plan's "planned") */
+		rc = rc == 0 ? PAR_SEQUENTIAL : rc;
+		goto out;
+	}
+	rc = 0;
+	/* The function table is sorted on first use: do it now. */
+	(void)image_set_fn_lookup(is, 0, &lo, &hi);
+	if ((size_t)jobs > p.n)
+		jobs = (int)p.n;
+	p.window = 2 * (size_t)jobs;
+	rc = mt_evw_flush(w);
+	if (rc < 0)
+		goto out;
+	buf = malloc(PAR_COPY);
+	if (buf == NULL) {
+		rc = -MT_E_NOMEM;
+		goto out;
+	}
+	rc = par_start(&p, jobs, &th, &wk, &nth);
+	/*
+	 * Write the units in order as they complete: a buffer's first
+	 * unit from its start, then from the unit it joined on (from its
+	 * mark), skipping the ones jumped over.
+	 */
+	for (i = 0; rc == 0 && i < p.n; i++) {
+		sl = &p.slot[i];
+		pthread_mutex_lock(&p.mu);
+		par_wait(&p, i, prog);
+		pthread_mutex_unlock(&p.mu);
+		used = par_stitch(&ps, i, p.unit[i].seg, &sl->res, sl->hdr,
+		    &from, &base);
+		if (used && sl->rc >= 0) {
+			if (shift && base > 0)
+				rc = par_copy_shift(sl->fd, from, out_fd, buf,
+				    base);
+			else
+				rc = par_copy(sl->fd, from, out_fd, buf);
+			par_add_stats(st, &sl->st, 1);
+			if (used == 2) {
+				par_add_stats(st, &sl->res.mark_st, -1);
+				st->seg_joins++;
+			}
+		}
+		if (rc == 0 && used && sl->rc < 0)
+			rc = sl->rc;
+		if (sl->fd >= 0)
+			close(sl->fd);
+		sl->fd = -1;
+		if (prog != NULL) {
+			prog->done += par_unit_bytes(&p, i);
+			/* MT_PROGRESS_INTERVAL_MS=0: a line per unit. */
+			if (prog->p.interval_ns == 0)
+				decode_progress_show(prog, prog->done,
+				    st->events);
+		}
+		pthread_mutex_lock(&p.mu);
+		p.written = i + 1;
+		pthread_cond_broadcast(&p.cv);
+		pthread_mutex_unlock(&p.mu);
+	}
+	par_stop(&p, jobs, th, wk, nth);
+	for (i = 0; i < p.n; i++)
+		if (p.slot[i].fd >= 0 && p.slot[i].done)
+			close(p.slot[i].fd);
+	st->walks += p.wst.walks;
+	st->walk_insns += p.wst.walk_insns;
+out:
+	free(buf);
+	free(p.tids);
+	free(p.nseen);
+	free(p.slot);
+	free(p.unit);
+	free(p.sig);
+	return rc;
+}
+
+int
 par_decode_runs(struct dec_run *r, const struct mt_snap *s,
     struct image_set *is, struct decode_stats *st, int jobs, struct runs *rs,
     struct decode_progress *prog)
@@ -695,9 +679,8 @@ par_decode_runs(struct dec_run *r, const struct mt_snap *s,
 	size_t i, nth = 0;
 	int rc;
 
-	if (s->naux < 2 || jobs < 2 || (s->has_ptcfg &&
-	    (s->ptcfg.config & (MT_PT_CFG_CYC | MT_PT_CFG_MTC))))
-		return PAR_SEQUENTIAL;	/* see par_decode */
+	if (s->naux < 2 || jobs < 2 || par_timed(s))
+		return PAR_SEQUENTIAL;
 	memset(&p, 0, sizeof(p));
 	p.r = r;
 	p.is = is;
