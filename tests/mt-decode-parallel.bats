@@ -9,21 +9,13 @@
 # so that small buffers split into many segments; `segment-joins` in
 # --stats counts the borders stitched.
 
+load helpers/gen-synth
+
 RP="$MT_SHARED/testdata/real-pt"
 
 setup_file() {
 	T="$BATS_FILE_TMPDIR"
-	# libmtcommon.a of a SANITIZE build needs the sanitizer runtimes
-	san=
-	if nm "$MT_BUILD/libmtcommon.a" 2>/dev/null | grep -q __asan; then
-		san=-fsanitize=address,undefined
-	fi
-	cc -O2 -std=c11 -D_GNU_SOURCE $san -iquote "$MT_ROOT/common" \
-		-o "$T/gen-synth" "$MT_ROOT/bench/gen-synth.c" \
-		"$MT_BUILD/libmtcommon.a" -lipt -lxxhash -lz
-	"$T/gen-synth" asm -S 7 -o "$T/prog.s"
-	cc -nostdlib -static -no-pie -Wl,--build-id -Wl,-Ttext=0x401000 \
-		-o "$T/prog" "$T/prog.s"
+	gen_synth_build "$T" 7
 	# TSC-only timing: decoded in parallel
 	"$T/gen-synth" snap -C -S 7 -t 5 -m 1 -e "$T/prog" -o "$T/tsc.snap"
 	# CYC timing: -j falls back to the sequential loop

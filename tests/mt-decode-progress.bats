@@ -6,18 +6,11 @@
 # decode loop asks (every 4096 blocks, or every buffer under -j), so the
 # tests do not depend on timing.
 
+load helpers/gen-synth
+
 setup_file() {
 	T="$BATS_FILE_TMPDIR"
-	san=
-	if nm "$MT_BUILD/libmtcommon.a" 2>/dev/null | grep -q __asan; then
-		san=-fsanitize=address,undefined
-	fi
-	cc -O2 -std=c11 -D_GNU_SOURCE $san -iquote "$MT_ROOT/common" \
-		-o "$T/gen-synth" "$MT_ROOT/bench/gen-synth.c" \
-		"$MT_BUILD/libmtcommon.a" -lipt -lxxhash -lz
-	"$T/gen-synth" asm -S 7 -o "$T/prog.s"
-	cc -nostdlib -static -no-pie -Wl,--build-id -Wl,-Ttext=0x401000 \
-		-o "$T/prog" "$T/prog.s"
+	gen_synth_build "$T" 7
 	# one thread buffer, and three for -j 2
 	"$T/gen-synth" snap -C -S 7 -t 1 -m 1 -e "$T/prog" -o "$T/one.snap"
 	"$T/gen-synth" snap -C -S 7 -t 3 -m 1 -e "$T/prog" -o "$T/three.snap"

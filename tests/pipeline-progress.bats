@@ -5,18 +5,11 @@
 # pipe and stay silent, so the lines do not overwrite each other.  The
 # outputs are those of the same pipeline without a terminal.
 
+load helpers/gen-synth
+
 setup_file() {
 	T="$BATS_FILE_TMPDIR"
-	san=
-	if nm "$MT_BUILD/libmtcommon.a" 2>/dev/null | grep -q __asan; then
-		san=-fsanitize=address,undefined
-	fi
-	cc -O2 -std=c11 -D_GNU_SOURCE $san -iquote "$MT_ROOT/common" \
-		-o "$T/gen-synth" "$MT_ROOT/bench/gen-synth.c" \
-		"$MT_BUILD/libmtcommon.a" -lipt -lxxhash -lz
-	"$T/gen-synth" asm -S 3 -o "$T/prog.s"
-	cc -nostdlib -static -no-pie -Wl,--build-id -Wl,-Ttext=0x401000 \
-		-o "$T/prog" "$T/prog.s"
+	gen_synth_build "$T" 3
 	"$T/gen-synth" snap -C -S 3 -t 2 -m 1 -e "$T/prog" -o "$T/s.snap"
 	mt-decode "$T/s.snap" | mt-symbolize | mt-fxt -o "$T/ref.fxt.gz"
 }
