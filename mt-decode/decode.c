@@ -89,6 +89,7 @@ struct dec_buf {
 	struct dec_unit_res *res;
 	size_t tgt;		/* next later segment whose start we look for */
 	int in_join;		/* past its first event: stop at the next block */
+	int at_self;		/* u->self reported: mark at the next block */
 	uint64_t join_off;	/* in_join: decoder offset before the block */
 	/* Per-CPU buffers with switches (runs.h): the runs of this buffer,
 	 * written to runs->fd; NULL: thread records once per run of mt. */
@@ -653,6 +654,17 @@ dec_join_check(struct dec_buf *b, const struct pt_event *ev)
 	}
 }
 
+/* Is @ev the event this segment's output is kept after (u->self)? */
+static void
+dec_self_check(struct dec_buf *b, const struct pt_event *ev)
+{
+	struct dec_sig sig;
+
+	dec_sig_of(b, ev, &sig);
+	if (dec_sig_equal(&sig, b->u->self))
+		b->at_self = 1;
+}
+
 /*
  * The first block of a segment (its output is kept from here), or the
  * first block after the join (this segment stops here, once the branch
@@ -664,6 +676,12 @@ dec_seam(struct dec_buf *b, const struct pt_block *blk)
 	struct dec_unit_res *res = b->res;
 
 	if (b->u->seg > 0 && !res->marked) {
+		/*
+		 * After u->self the branch pending goes to this block: the
+		 * segment before wrote it when it joined here.
+		 */
+		if (b->pend.kind != WK_NONE)
+			dec_resolve(b, blk->ip, 0);
 		if (mt_evw_flush(b->r->w) < 0)
 			return DEC_IOERR;
 		res->mark = dec_fd_pos(b->u->fd);
@@ -705,6 +723,8 @@ dec_stretch(struct dec_buf *b, int st)
 				return st;
 			if (b->u != NULL && !b->in_join && b->tgt < b->u->nnext)
 				dec_join_check(b, &ev);
+			if (b->u != NULL && b->u->self != NULL && !b->at_self)
+				dec_self_check(b, &ev);
 			rc = dec_event(b, &ev);
 			if (rc < 0)
 				return dec_switch_status(rc);
@@ -730,7 +750,8 @@ dec_stretch(struct dec_buf *b, int st)
 					dec_triggers(b, b->now);
 			}
 			if (b->u != NULL && (b->in_join ||
-			    (b->u->seg > 0 && !b->res->marked))) {
+			    (b->u->seg > 0 && !b->res->marked &&
+			    (b->u->self == NULL || b->at_self)))) {
 				rc = dec_seam(b, &blk);
 				if (rc != 0)
 					return rc;
@@ -1035,6 +1056,36 @@ dec_has_switches(const struct dec_run *r)
 	return 0;
 }
 
+static struct pt_image *
+dec_view_image(void *arg, uint32_t pid)
+{
+	return image_view_image(arg, pid);
+}
+
+/*
+ * Buffer @i in the sequential loop (into runs @rs, or NULL).  A timed
+ * trace's buffer gets a fresh image view, as under -j N (parallel.h).
+ */
+static int
+dec_seq_buffer(struct dec_run *r, size_t i, struct runs *rs)
+{
+	struct image_view *v = NULL;
+	int rc;
+
+	if (!par_timed(r->s))
+		return dec_buffer(r, &r->s->aux[i], NULL, NULL, rs);
+	rc = image_view_new(&v, r->is);
+	if (rc < 0)
+		return rc;
+	r->image = dec_view_image;
+	r->image_arg = v;
+	rc = dec_buffer(r, &r->s->aux[i], NULL, NULL, rs);
+	r->image = NULL;
+	r->image_arg = NULL;
+	image_view_free(v);
+	return rc;
+}
+
 /*
  * Per-CPU buffers with switches: each buffer's stream into its own
  * temporary file, in runs (by -j N workers, or here one after the
@@ -1051,7 +1102,7 @@ dec_runs_one(struct dec_run *r, size_t i, struct runs *rs)
 	rc = rs->fd < 0 ? -MT_E_IO : mt_evw_new(&w, rs->fd);
 	if (rc >= 0) {
 		r->w = w;
-		rc = dec_buffer(r, &r->s->aux[i], NULL, NULL, rs);
+		rc = dec_seq_buffer(r, i, rs);
 		r->w = out;
 	}
 	if (rc >= 0)
@@ -1126,13 +1177,16 @@ decode_run(const struct decode_opts *o, const struct mt_snap *s,
 		rc = dec_runs_decode(&r, s, o->jobs);
 		goto out;
 	}
-	/* -j N: buffers decoded by parallel.c's workers (same output). */
-	if (rc >= 0 && o->jobs > 1)
+	/*
+	 * -j N: buffers decoded by parallel.c's workers (same output); it
+	 * also takes timed traces with split buffers under -j 1.
+	 */
+	if (rc >= 0)
 		rc = par_decode(&r, s, r.is, st, o->jobs, o->out_fd, w,
 		    r.prog);
-	if (rc == PAR_SEQUENTIAL || (rc >= 0 && o->jobs <= 1))
+	if (rc == PAR_SEQUENTIAL)
 		for (rc = 0, i = 0; rc >= 0 && i < s->naux; i++)
-			rc = dec_buffer(&r, &s->aux[i], NULL, NULL, NULL);
+			rc = dec_seq_buffer(&r, i, NULL);
 out:
 	if (r.wc != NULL) {
 		uint64_t nw, ni;
@@ -1198,7 +1252,7 @@ dec_fork_unit(struct dec_run *c, const struct dec_unit *u,
 }
 
 int
-dec_seg_sig(const struct dec_run *r, size_t i, uint64_t psb,
+dec_seg_sig(const struct dec_run *r, size_t i, uint64_t psb, uint64_t after,
     struct dec_sig *sig)
 {
 	const struct mt_snap_aux *a = &r->s->aux[i];
@@ -1208,7 +1262,8 @@ dec_seg_sig(const struct dec_run *r, size_t i, uint64_t psb,
 	struct pt_block blk;
 	struct dec_buf b;
 	uint32_t pid, tid;
-	int st, n, rc = -1;
+	uint64_t blocks;
+	int st, found = 0, rc = -1;
 
 	if (!dec_static_tid(r, i, &pid, &tid))
 		return -1;
@@ -1221,20 +1276,27 @@ dec_seg_sig(const struct dec_run *r, size_t i, uint64_t psb,
 	st = pt_blk_set_image(dec, dec_image(r, pid));
 	if (st >= 0)
 		st = pt_blk_sync_set(dec, psb);
-	if (st < 0 || !(st & pts_event_pending))
+	if (st < 0 || (after == 0 && !(st & pts_event_pending)))
 		goto out;
-	/* The first event, then on to the first block, without an error. */
-	for (n = 0; n < 64; n++) {
+	/*
+	 * The first event past @after, then on to the next block; no error
+	 * on the way (a resync would skip code the decoders of the segment
+	 * before do not).  A bound on the blocks keeps a PSB-less stretch
+	 * from costing a whole decode.
+	 */
+	for (blocks = 0; blocks < (after ? 1u << 20 : 64); blocks++) {
 		while (st & pts_event_pending) {
 			st = pt_blk_event(dec, &ev, sizeof(ev));
 			if (st < 0)
 				goto out;
-			if (n++ == 0)
+			if (!found) {
 				dec_sig_of(&b, &ev, sig);
+				found = sig->off > after;
+			}
 		}
 		pt_blk_get_offset(dec, &sig->blk_off);
 		st = pt_blk_next(dec, &blk, sizeof(blk));
-		if (blk.ninsn > 0) {
+		if (found && blk.ninsn > 0) {
 			sig->blk_ip = blk.ip;
 			rc = 0;
 			break;

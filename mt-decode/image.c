@@ -25,6 +25,14 @@
 struct image_proc {
 	uint32_t pid;
 	struct pt_image *img;
+	int *isids;		/* sections added to img, in order */
+	size_t nisids;
+};
+
+/* A section of the cache: isid i + 1 is secs[i] (image_view_new). */
+struct image_sec {
+	const char *file;	/* image_keep()'s copy */
+	uint64_t off, size, vaddr;
 };
 
 struct image_fn {
@@ -46,6 +54,7 @@ struct image_set {
 	uint64_t memlen;	/* bytes written to memfd */
 	struct image_proc *procs;	size_t nprocs;
 	struct image_global *glob;	size_t nglob;
+	struct image_sec *secs;		size_t nsecs;
 	struct image_mod *mods;		size_t nmods;
 	char **paths;			size_t npaths;	/* owned strings */
 	struct image_fn *fns;		size_t nfns, capfns;
@@ -189,11 +198,57 @@ image_keep(struct image_set *is, const char *s)
 	return c;
 }
 
+/*
+ * Add [@off, @off + @size) of @file at @vaddr to the cache; a section new
+ * to it is recorded for image_view_new.  Returns the isid or a libipt
+ * error.
+ */
+static int
+image_add_file(struct image_set *is, const char *file, uint64_t off,
+    uint64_t size, uint64_t vaddr)
+{
+	struct image_sec *sec;
+	int isid = pt_iscache_add_file(is->isc, file, off, size, vaddr);
+
+	if (isid <= 0 || (size_t)isid <= is->nsecs)
+		return isid;
+	if ((size_t)isid != is->nsecs + 1)
+		return -pte_internal;	/* isids are handed out in order */
+	sec = grow(is->secs, is->nsecs, sizeof(*sec));
+	if (sec == NULL)
+		return -pte_nomem;
+	is->secs = sec;
+	sec = &is->secs[is->nsecs];
+	sec->file = image_keep(is, file);
+	if (sec->file == NULL)
+		return -pte_nomem;
+	sec->off = off;
+	sec->size = size;
+	sec->vaddr = vaddr;
+	is->nsecs++;
+	return isid;
+}
+
+/* Add section @isid to process @p's image, and to its log. */
+static int
+image_proc_add(struct image_set *is, struct image_proc *p, int isid)
+{
+	int *n = grow(p->isids, p->nisids, sizeof(*n));
+
+	if (n == NULL)
+		return -MT_E_NOMEM;
+	p->isids = n;
+	p->isids[p->nisids++] = isid;
+	return pt_image_add_cached(p->img, is->isc, isid, NULL) < 0 ?
+	    -MT_E_IPT : 0;
+}
+
 /* Add section @isid to @pid's image, or to every image if @pid is 0. */
 static int
 image_map(struct image_set *is, uint32_t pid, int isid)
 {
 	size_t i;
+	int rc;
 
 	if (pid == 0) {
 		struct image_global *g = grow(is->glob, is->nglob, sizeof(*g));
@@ -202,18 +257,18 @@ image_map(struct image_set *is, uint32_t pid, int isid)
 			return -MT_E_NOMEM;
 		is->glob = g;
 		is->glob[is->nglob++].isid = isid;
-		for (i = 0; i < is->nprocs; i++)
-			if (pt_image_add_cached(is->procs[i].img, is->isc,
-			    isid, NULL) < 0)
-				return -MT_E_IPT;
+		for (i = 0; i < is->nprocs; i++) {
+			rc = image_proc_add(is, &is->procs[i], isid);
+			if (rc < 0)
+				return rc;
+		}
 		return 0;
 	}
 	if (image_set_image(is, pid) == NULL)
 		return -MT_E_NOMEM;
 	for (i = 0; i < is->nprocs; i++)
 		if (is->procs[i].pid == pid)
-			return pt_image_add_cached(is->procs[i].img, is->isc,
-			    isid, NULL) < 0 ? -MT_E_IPT : 0;
+			return image_proc_add(is, &is->procs[i], isid);
 	return -MT_E_INVAL;
 }
 
@@ -231,13 +286,16 @@ image_set_image(struct image_set *is, uint32_t pid)
 		return NULL;
 	is->procs = p;
 	p = &is->procs[is->nprocs];
+	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->img = pt_image_alloc(NULL);
 	if (p->img == NULL)
 		return NULL;
 	is->nprocs++;
+	/* (A section libipt refuses here is refused in every view too.) */
 	for (i = 0; i < is->nglob; i++)
-		pt_image_add_cached(p->img, is->isc, is->glob[i].isid, NULL);
+		if (image_proc_add(is, p, is->glob[i].isid) == -MT_E_NOMEM)
+			return NULL;
 	return p->img;
 }
 
@@ -432,7 +490,7 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 	    sizeof(buf));
 	if (rc <= 0)
 		return rc;
-	isid = pt_iscache_add_file(is->isc, file, base + pgoff, len, start);
+	isid = image_add_file(is, file, base + pgoff, len, start);
 	if (isid < 0 || image_map(is, pid, isid) < 0) {
 		mt_elf_free(e);
 		return image_warn(is, "cannot map '%s' at 0x%llx", path,
@@ -464,9 +522,8 @@ image_add_blobs(struct image_set *is)
 
 		if (b->len == 0)
 			continue;
-		isid = pt_iscache_add_file(is->isc, is->codepath,
-		    is->blob_off[i], b->len,
-		    b->addr);
+		isid = image_add_file(is, is->codepath, is->blob_off[i],
+		    b->len, b->addr);
 		if (isid < 0)
 			return -MT_E_IPT;
 		rc = image_map(is, b->pid, isid);
@@ -643,8 +700,10 @@ image_set_free(struct image_set *is)
 
 	if (is == NULL)
 		return;
-	for (i = 0; i < is->nprocs; i++)
+	for (i = 0; i < is->nprocs; i++) {
 		pt_image_free(is->procs[i].img);
+		free(is->procs[i].isids);
+	}
 	pt_iscache_free(is->isc);
 	for (i = 0; i < is->nelfs; i++)
 		mt_elf_free(is->elfs[i]);
@@ -656,6 +715,7 @@ image_set_free(struct image_set *is)
 		close(is->memfd);
 	free(is->procs);
 	free(is->glob);
+	free(is->secs);
 	free(is->mods);
 	free(is->paths);
 	free(is->fns);
@@ -664,4 +724,98 @@ image_set_free(struct image_set *is)
 	free(is->blob_off);
 	free(is->elf_off);
 	free(is);
+}
+
+/*
+ * A view (image.h): its own cache holding the set's sections in the order
+ * they were added, so with the same isids, and an image per process made
+ * as the set's was.
+ */
+struct image_view {
+	struct image_set *is;
+	struct pt_image_section_cache *isc;
+	uint32_t *pids;
+	struct pt_image **img;
+	size_t nimg;
+};
+
+int
+image_view_new(struct image_view **out, struct image_set *is)
+{
+	struct image_view *v = calloc(1, sizeof(*v));
+	size_t i;
+	int isid;
+
+	*out = NULL;
+	if (v == NULL)
+		return -MT_E_NOMEM;
+	v->is = is;
+	v->isc = pt_iscache_alloc(NULL);
+	if (v->isc == NULL) {
+		free(v);
+		return -MT_E_NOMEM;
+	}
+	for (i = 0; i < is->nsecs; i++) {
+		isid = pt_iscache_add_file(v->isc, is->secs[i].file,
+		    is->secs[i].off, is->secs[i].size, is->secs[i].vaddr);
+		if (isid != (int)i + 1) {
+			/* The file changed since the set was made. */
+			image_view_free(v);
+			return isid == -pte_nomem ? -MT_E_NOMEM : -MT_E_IPT;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+struct pt_image *
+image_view_image(struct image_view *v, uint32_t pid)
+{
+	const struct image_proc *p = NULL;
+	struct pt_image *img, **ni;
+	uint32_t *np;
+	size_t i;
+
+	for (i = 0; i < v->nimg; i++)
+		if (v->pids[i] == pid)
+			return v->img[i];
+	if (image_set_image(v->is, pid) == NULL)
+		return NULL;
+	for (i = 0; i < v->is->nprocs; i++)
+		if (v->is->procs[i].pid == pid)
+			p = &v->is->procs[i];
+	np = grow(v->pids, v->nimg, sizeof(*np));
+	if (np == NULL)
+		return NULL;
+	v->pids = np;
+	ni = grow(v->img, v->nimg, sizeof(*ni));
+	if (ni == NULL)
+		return NULL;
+	v->img = ni;
+	img = pt_image_alloc(NULL);
+	if (img == NULL || p == NULL) {
+		pt_image_free(img);
+		return NULL;
+	}
+	/* Refused sections are refused again: same result as the set's. */
+	for (i = 0; i < p->nisids; i++)
+		(void)pt_image_add_cached(img, v->isc, p->isids[i], NULL);
+	v->pids[v->nimg] = pid;
+	v->img[v->nimg++] = img;
+	return img;
+}
+
+void
+image_view_free(struct image_view *v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < v->nimg; i++)
+		pt_image_free(v->img[i]);
+	pt_iscache_free(v->isc);
+	free(v->pids);
+	free(v->img);
+	free(v);
 }

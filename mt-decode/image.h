@@ -3,7 +3,8 @@
  * The memory images mt-decode decodes against, built from a snapshot.
  *
  * One libipt image-section cache holds every section and its block cache;
- * each process gets a pt_image made of cached sections.  Code bytes carried
+ * each process gets a pt_image made of cached sections.  Views (below)
+ * hold the same sections in caches of their own.  Code bytes carried
  * in the snapshot (BLOB and ELF chunks) are copied into one memfd, so libipt
  * sees them as a file (/proc/self/fd/N) and caches blocks for them as for
  * files on disk.  ELF files of MMAP chunks and MMAP/MMAP2 sideband records
@@ -68,6 +69,24 @@ const struct image_mod *image_set_mod(const struct image_set *is, size_t i);
 
 /* Warnings collected while loading: NULL past the last. */
 const char *image_set_warning(const struct image_set *is, size_t i);
+
+/*
+ * A view of the set: the same sections (same isids) added anew to a
+ * section cache of its own, so decoders using it start with cold block
+ * caches whatever other decoders did before.  libipt ends blocks at
+ * different places with a warm cache than with a cold one, and with MTC
+ * or CYC timing a block's end decides the time of the events in it; a
+ * buffer decoded through a fresh view gets the same times however many
+ * buffers were decoded before it, in whichever order (parallel.h).
+ * image_view_new and image_view_image read the set: callers serialize
+ * them with other users of the set.
+ */
+struct image_view;
+
+int image_view_new(struct image_view **out, struct image_set *is);
+/* The image of @pid in @v, made as the set's; NULL: out of memory. */
+struct pt_image *image_view_image(struct image_view *v, uint32_t pid);
+void image_view_free(struct image_view *v);
 
 /* Function range lookup for walk.h (0: unknown). */
 int image_set_fn_lookup(void *is, uint64_t addr, uint64_t *lo, uint64_t *hi);

@@ -30,6 +30,7 @@
 
 #define PAR_COPY (1u << 20)	/* bytes copied at once */
 #define PAR_MIN_SEG (1u << 20)	/* smallest segment of a split buffer */
+#define PAR_TIMED_JOBS 16	/* timed traces: segments sized for 16 */
 
 /* One unit's result. */
 struct par_slot {
@@ -58,6 +59,7 @@ struct par {
 	size_t next;		/* next buffer to claim */
 	size_t written;		/* buffers copied to the output */
 	int abort;
+	int timed;		/* par_timed(): every unit gets a fresh view */
 	struct decode_stats wst;	/* workers' walk counters */
 };
 
@@ -67,6 +69,7 @@ struct par_worker {
 	uint32_t *pids;
 	struct pt_image **img;
 	size_t nimg;
+	struct image_view *view;	/* timed: the current unit's */
 	int nomem;
 };
 
@@ -78,6 +81,14 @@ par_image(void *arg, uint32_t pid)
 	uint32_t *np;
 	size_t i;
 
+	if (wk->view != NULL) {
+		pthread_mutex_lock(&wk->p->mu);
+		img = image_view_image(wk->view, pid);
+		pthread_mutex_unlock(&wk->p->mu);
+		if (img == NULL)
+			wk->nomem = 1;
+		return img;
+	}
 	for (i = 0; i < wk->nimg; i++)
 		if (wk->pids[i] == pid)
 			return wk->img[i];
@@ -156,6 +167,7 @@ par_worker(void *arg)
 	struct dec_run *c = dec_fork(p->r, par_image, wk);
 	struct decode_stats st;
 	size_t i;
+	int rc;
 
 	memset(&st, 0, sizeof(st));
 	for (;;) {
@@ -168,13 +180,18 @@ par_worker(void *arg)
 			break;
 		}
 		i = p->next++;
+		rc = p->timed ? image_view_new(&wk->view, p->is) : 0;
 		pthread_mutex_unlock(&p->mu);
 		if (c == NULL || wk->nomem)
 			p->slot[i].rc = -MT_E_NOMEM;
+		else if (rc < 0)
+			p->slot[i].rc = rc;
 		else
 			par_one(p, c, i);
 		if (wk->nomem && p->slot[i].rc >= 0)
 			p->slot[i].rc = -MT_E_NOMEM;
+		image_view_free(wk->view);
+		wk->view = NULL;
 		pthread_mutex_lock(&p->mu);
 		p->slot[i].done = 1;
 		pthread_cond_broadcast(&p->cv);
@@ -412,7 +429,7 @@ par_split(struct par *p, size_t b, uint64_t seg)
 	const struct mt_snap_aux *a = &p->s->aux[b];
 	struct pt_packet_decoder *pd;
 	struct pt_config cfg;
-	uint64_t x, psb, last = 0;
+	uint64_t x, psb, after, last = 0;
 	int tries;
 
 	pt_config_init(&cfg);
@@ -432,7 +449,18 @@ par_split(struct par *p, size_t b, uint64_t seg)
 				goto done;
 			if (psb <= last || psb >= a->len)
 				goto done;
-			if (dec_seg_sig(p->r, b, psb, &p->sig[p->n]) == 0)
+			/*
+			 * Timed: the segment's output starts at the PSB
+			 * after its own, once its decoder has calibrated
+			 * the cycle counter as the one before has (see
+			 * struct dec_unit).
+			 */
+			after = 0;
+			if (p->timed && (pt_pkt_sync_forward(pd) < 0 ||
+			    pt_pkt_get_sync_offset(pd, &after) < 0))
+				goto done;
+			if (dec_seg_sig(p->r, b, psb, after,
+			    &p->sig[p->n]) == 0)
 				break;
 		}
 		if (tries == 16)
@@ -440,8 +468,11 @@ par_split(struct par *p, size_t b, uint64_t seg)
 		p->unit[p->n].buf = b;
 		p->unit[p->n].seg = p->unit[p->n - 1].seg + 1;
 		p->unit[p->n].start = psb;
+		if (p->timed)
+			p->unit[p->n].self = &p->sig[p->n];
+		/* The next cut starts past this one's first event. */
+		last = p->timed ? p->sig[p->n].off : psb;
 		p->n++;
-		last = psb;
 	}
 done:
 	pt_pkt_free_decoder(pd);
@@ -474,6 +505,9 @@ par_plan(struct par *p, int jobs)
 			return -MT_E_NOMEM;
 		total += p->s->aux[i].len;
 	}
+	/* Timed: the same segments whatever -j (see par_timed). */
+	if (p->timed)
+		jobs = PAR_TIMED_JOBS;
 	seg = jobs > 1 ? par_seg_size(total, jobs) : UINT64_MAX;
 	for (cap = p->nbuf, i = 0; i < p->nbuf; i++)
 		if (p->s->aux[i].len >= 2 * seg)
@@ -501,14 +535,7 @@ par_plan(struct par *p, int jobs)
 	return 1;
 }
 
-/*
- * Non-zero when the trace has MTC or CYC timing: times change between
- * branches, and the time of an event depends on where libipt ended the
- * block before it, which depends on the block cache its sections share
- * across decoders (warm or cold): parallel output would differ from run
- * to run.  TSC-only and relative times do not depend on it.
- */
-static int
+int
 par_timed(const struct mt_snap *s)
 {
 	return s->has_ptcfg &&
@@ -583,13 +610,17 @@ par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
 	p.is = is;
 	p.s = s;
 	p.nbuf = s->naux;
-	if (p.nbuf < 1 || jobs < 2)
-		return PAR_SEQUENTIAL;
-	if (par_timed(s))
+	p.timed = par_timed(s);
+	if (p.nbuf < 1 || (jobs < 2 && !p.timed))
 		return PAR_SEQUENTIAL;
 	rc = par_plan(&p, jobs);
-	if (rc == 1 && p.n < 2)
-		rc = 0;		/* one unit: nothing to share */
+	/*
+	 * One unit: nothing to share.  Timed with -j 1 and whole buffers:
+	 * the sequential loop gives the same bytes (a view per buffer);
+	 * split buffers need the joins (one worker).
+	 */
+	if (rc == 1 && (p.n < 2 || (jobs < 2 && p.n == p.nbuf)))
+		rc = 0;
 	if (rc <= 0) {
 		/* (PAR_SEQUENTIAL is 1 too: not par_plan's "planned") */
 		rc = rc == 0 ? PAR_SEQUENTIAL : rc;
@@ -679,9 +710,10 @@ par_decode_runs(struct dec_run *r, const struct mt_snap *s,
 	size_t i, nth = 0;
 	int rc;
 
-	if (s->naux < 2 || jobs < 2 || par_timed(s))
+	if (s->naux < 2 || jobs < 2)
 		return PAR_SEQUENTIAL;
 	memset(&p, 0, sizeof(p));
+	p.timed = par_timed(s);
 	p.r = r;
 	p.is = is;
 	p.s = s;

@@ -18,19 +18,14 @@
  * decoding (per-thread buffers, or per-CPU buffers without context
  * switches); per-CPU buffers with switches are decoded whole, one per
  * unit, into runs that decode.c merges by time (par_decode_runs,
- * runs.h).  The sequential loop runs for traces
- * with MTC or CYC timing: there an event's time depends on where libipt
- * ended the block before it, and that depends on the state of the block
- * cache libipt keeps per section and shares between decoders, so the
- * times would vary with the order buffers are decoded in (measured: 88 of
- * 244,732 times on a 4 MiB CYC trace moved by a few ns, differently from
- * run to run).  TSC-only (magic-trace's "Low" timing) and relative times
- * do not depend on block boundaries.
+ * runs.h).  Traces with MTC or CYC timing decode every unit through a
+ * fresh image view and cut buffers the same whatever -j (par_timed).
  *
  * A buffer is split when it is at least two segments long: a segment is
- * the total PT size / 4 N, at least 1 MiB (MT_DECODE_SEGMENT_BYTES lowers
- * that floor, for tests), cut at the next PSB after each multiple whose
- * fresh decode reaches a block without an error.  How the segments meet is
+ * the total PT size / 4 N (timed: N = 16), at least 1 MiB
+ * (MT_DECODE_SEGMENT_BYTES lowers that floor, for tests), cut at the next
+ * PSB after each multiple whose fresh decode reaches a block without an
+ * error.  How the segments meet is
  * described at struct dec_unit; docs/decode.md has the why.
  */
 #ifndef MT_DECODE_PARALLEL_H
@@ -75,6 +70,20 @@ int par_decode_runs(struct dec_run *r, const struct mt_snap *s,
     struct image_set *is, struct decode_stats *st, int jobs, struct runs *rs,
     struct decode_progress *prog);
 
+/*
+ * Non-zero when the trace has MTC or CYC timing.  Times then change
+ * between branches, and the time of an event is libipt's time at the end
+ * of its block, where libipt ends a block depends on its block cache
+ * (warm or cold), and that cache belongs to the sections, shared by all
+ * decoders of an image set: decoded in parallel the times would vary
+ * with the order of the buffers (measured: 88 of 244,732 times on a
+ * 4 MiB CYC trace moved by a few ns, differently from run to run).  So
+ * every unit (and with -j 1 every buffer) of a timed trace is decoded
+ * through a fresh image view (image.h), and its buffers are cut into the
+ * same segments whatever -j: the output is one whatever the jobs.
+ */
+int par_timed(const struct mt_snap *s);
+
 /* An anonymous temporary file: O_TMPFILE in $TMPDIR or /tmp, or a memfd. */
 int par_tmpfile(void);
 
@@ -86,9 +95,14 @@ int par_tmpfile(void);
  * on to the next block, where the branch pending at the border goes; if
  * that block is segment k + 1's first one (same IP, decoded from the same
  * offset) it stops there, else it looks for the next segment's start.
- * Segment k + 1's output is kept from that same block on (its mark).  A segment whose decode jumps past @next[0] (a resync after
- * an error) joins a later one; one that reaches the end of the buffer
- * writes the buffer's end and the segments after it are dropped.
+ * Segment k + 1's output is kept from that same block on (its mark).  A
+ * segment whose decode jumps past @next[0] (a resync after an error)
+ * joins a later one; one that reaches the end of the buffer writes the
+ * buffer's end and the segments after it are dropped.  Timed traces: the
+ * first events are those past the PSB after the segment's own (@self),
+ * where a fresh decoder has calibrated its cycle counter, so segment
+ * k + 1 decodes on from its PSB and keeps its output from the block after
+ * @self.
  */
 struct dec_sig {
 	uint64_t off;		/* decoder offset after the event */
@@ -104,6 +118,8 @@ struct dec_unit {
 	size_t buf;		/* index of the AUX buffer */
 	size_t seg;		/* segment in it, 0 the first */
 	uint64_t start;		/* seg > 0: offset of its PSB */
+	const struct dec_sig *self;	/* timed, seg > 0: output kept from
+					 * the block after this event */
 	const struct dec_sig *next;	/* first events of the later segments */
 	size_t nnext;
 	int fd;			/* the file the worker's writer writes to */
@@ -159,12 +175,13 @@ int dec_static_tid(const struct dec_run *r, size_t i, uint32_t *pid,
     uint32_t *tid);
 /*
  * The first event a decoder of buffer @i synced at the PSB at @psb
- * reports, and where its first block starts; 0, or -1 when it does not
- * sync, reports no event first or meets an error before a block.
- * Calling thread only (uses the run's images).
+ * reports past offset @after (0: the first it reports), and where the
+ * block after it starts; 0, or -1 when it does not sync, reports no such
+ * event or meets an error before that block.  Calling thread only (uses
+ * the run's images).
  */
 int dec_seg_sig(const struct dec_run *r, size_t i, uint64_t psb,
-    struct dec_sig *sig);
+    uint64_t after, struct dec_sig *sig);
 /* 1: times are perf ns; 0: relative (instruction counts from the start). */
 int dec_perf_clock(const struct dec_run *r);
 

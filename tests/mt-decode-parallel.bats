@@ -7,7 +7,10 @@
 # errors, filter gaps, interrupts, relative time); the real traces have one
 # buffer each.  MT_DECODE_SEGMENT_BYTES lowers the smallest segment (1 MiB)
 # so that small buffers split into many segments; `segment-joins` in
-# --stats counts the borders stitched.
+# --stats counts the borders stitched.  Traces with CYC or MTC timing
+# decode every buffer and segment through a fresh image view, in segments
+# that do not depend on -j, each kept from the PSB after its own
+# (parallel.h): -j 1 is then the same stitched decode.
 
 load helpers/gen-synth
 
@@ -18,7 +21,7 @@ setup_file() {
 	gen_synth_build "$T" 7
 	# TSC-only timing: decoded in parallel
 	"$T/gen-synth" snap -C -S 7 -t 5 -m 1 -e "$T/prog" -o "$T/tsc.snap"
-	# CYC timing: -j falls back to the sequential loop
+	# CYC timing (calibrated from the TSCs of PSB+)
 	"$T/gen-synth" snap -S 7 -t 3 -m 1 -e "$T/prog" -o "$T/cyc.snap"
 	# one thread: one buffer of 1 MiB, a PSB+ every 16 KiB, TSC timing
 	"$T/gen-synth" snap -C -S 7 -t 1 -m 1 -e "$T/prog" -o "$T/one.snap"
@@ -45,7 +48,8 @@ same_as_j1() {
 	shift
 	run mt-decode -j 1 -s -o "$T/s1.ev" "$snap"
 	[ "$status" -eq 0 ]
-	one=$(grep -v -e '^walk' -e '^blocks' <<<"$output")
+	one=$(grep -v -e '^walk' -e '^blocks' -e '^segment-joins' \
+	    <<<"$output")
 	for j in "$@"; do
 		run mt-decode -j $j -s -o "$T/s$j.ev" "$snap"
 		[ "$status" -eq 0 ]
@@ -94,14 +98,18 @@ setup() {
 	cmp "$T/a.ev" "$T/c.ev"
 }
 
-@test "mt-decode -j 2 with CYC timing writes the sequential stream, every run" {
-	run mt-decode -j 1 -o "$T/c1.ev" "$T/cyc.snap"
+@test "mt-decode -j 2 with CYC timing decodes the buffers in parallel, the -j 1 stream every run" {
+	run mt-decode -j 1 -s -o "$T/c1.ev" "$T/cyc.snap"
 	[ "$status" -eq 0 ]
+	w1=$(sed -n 's/^walks: //p' <<<"$output")
 	for k in 1 2 3; do
-		run mt-decode -j 2 -o "$T/c2.ev" "$T/cyc.snap"
+		run mt-decode -j 2 -s -o "$T/c2.ev" "$T/cyc.snap"
 		[ "$status" -eq 0 ]
 		cmp "$T/c1.ev" "$T/c2.ev"
 	done
+	# two workers each walked the program's code: not the sequential loop
+	w2=$(sed -n 's/^walks: //p' <<<"$output")
+	[ "$w2" -gt "$w1" ]
 }
 
 @test "mt-decode -j 2 on the real traces equals -j 1" {
@@ -186,10 +194,51 @@ setup() {
 	[ "$(grep -c '^trigger ' "$T/s8.ev")" -eq 1 ]
 }
 
-@test "mt-decode -j: a CYC buffer is not split (sequential) and equals -j 1" {
-	export MT_DECODE_SEGMENT_BYTES=64
-	same_as_j1 "$T/cyc.snap" 2
-	[ ! -s "$T/joins" ]
+@test "mt-decode -j: CYC buffers split at PSBs decode to the -j 1 bytes, every run" {
+	export MT_DECODE_SEGMENT_BYTES=4096
+	same_as_j1 "$T/cyc.snap" 2 8
+	[ "$(cat "$T/joins")" -ge 5 ]
+	for k in 1 2; do
+		run mt-decode -j 8 -o "$T/c8.ev" "$T/cyc.snap"
+		[ "$status" -eq 0 ]
+		cmp "$T/s1.ev" "$T/c8.ev"
+	done
+}
+
+@test "mt-decode -j: split CYC buffers keep the unsplit records, times within 100 ns" {
+	# unsplit: 1 MiB in 3 buffers is below two 1 MiB segments each
+	run mt-decode -j 1 -s -o "$T/whole.ev" "$T/cyc.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"segment-joins"* ]]
+	MT_DECODE_SEGMENT_BYTES=4096 run mt-decode -j 2 -s -o "$T/cut.ev" \
+		"$T/cyc.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"segment-joins: "* ]]
+	# A segment's output starts once its decoder has calibrated the
+	# cycle counter (the PSB after its own); from its own PSB it would
+	# hold times tens of microseconds early.
+	cut -d' ' -f1,3- "$T/whole.ev" > "$T/whole.rest"
+	cut -d' ' -f1,3- "$T/cut.ev" > "$T/cut.rest"
+	cmp "$T/whole.rest" "$T/cut.rest"
+	run awk 'NR == FNR { t[FNR] = $2; next }
+	    $2 ~ /^[0-9]+$/ { d = $2 - t[FNR]; if (d < 0) d = -d;
+	        if (d > m) m = d }
+	    END { print m + 0 }' "$T/whole.ev" "$T/cut.ev"
+	[ "$status" -eq 0 ]
+	[ "$output" -le 100 ]
+}
+
+@test "mt-decode -j: an emulated capture (MTC and CYC timing, a trigger) split equals -j 1" {
+	[ -x "$T/demo" ] || cc -O2 -g -o "$T/demo" "$MT_ROOT/demo/demo.c" -ldl
+	run mt-capture run -b emulate --timing normal,psb_period=0 \
+		-t libm.so.6:cos -o "$T/demo-cyc.snap" -- "$T/demo"
+	[ "$status" -eq 0 ]
+	run mt-decode -i "$T/demo-cyc.snap"
+	[[ "$output" == *"mtc 1 period 0, cyc 1"* ]]
+	export MT_DECODE_SEGMENT_BYTES=500
+	same_as_j1 "$T/demo-cyc.snap" 2 8
+	[ "$(cat "$T/joins")" -ge 2 ]
+	[ "$(grep -c '^trigger ' "$T/s8.ev")" -eq 1 ]
 }
 
 @test "mt-decode -j with a bad count is a usage error, exit 2" {
