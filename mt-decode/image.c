@@ -243,10 +243,13 @@ image_proc_add(struct image_set *is, struct image_proc *p, int isid)
 	    -MT_E_IPT : 0;
 }
 
+static struct image_proc *image_proc(struct image_set *is, uint32_t pid);
+
 /* Add section @isid to @pid's image, or to every image if @pid is 0. */
 static int
 image_map(struct image_set *is, uint32_t pid, int isid)
 {
+	struct image_proc *p;
 	size_t i;
 	int rc;
 
@@ -264,23 +267,20 @@ image_map(struct image_set *is, uint32_t pid, int isid)
 		}
 		return 0;
 	}
-	if (image_set_image(is, pid) == NULL)
-		return -MT_E_NOMEM;
-	for (i = 0; i < is->nprocs; i++)
-		if (is->procs[i].pid == pid)
-			return image_proc_add(is, &is->procs[i], isid);
-	return -MT_E_INVAL;
+	p = image_proc(is, pid);
+	return p == NULL ? -MT_E_NOMEM : image_proc_add(is, p, isid);
 }
 
-struct pt_image *
-image_set_image(struct image_set *is, uint32_t pid)
+/* The process @pid, made on first use with the global sections. */
+static struct image_proc *
+image_proc(struct image_set *is, uint32_t pid)
 {
 	struct image_proc *p;
 	size_t i;
 
 	for (i = 0; i < is->nprocs; i++)
 		if (is->procs[i].pid == pid)
-			return is->procs[i].img;
+			return &is->procs[i];
 	p = grow(is->procs, is->nprocs, sizeof(*p));
 	if (p == NULL)
 		return NULL;
@@ -296,7 +296,15 @@ image_set_image(struct image_set *is, uint32_t pid)
 	for (i = 0; i < is->nglob; i++)
 		if (image_proc_add(is, p, is->glob[i].isid) == -MT_E_NOMEM)
 			return NULL;
-	return p->img;
+	return p;
+}
+
+struct pt_image *
+image_set_image(struct image_set *is, uint32_t pid)
+{
+	struct image_proc *p = image_proc(is, pid);
+
+	return p != NULL ? p->img : NULL;
 }
 
 /* Collect the function ranges of @e mapped at [start, end) from @pgoff. */
@@ -771,7 +779,7 @@ image_view_new(struct image_view **out, struct image_set *is)
 struct pt_image *
 image_view_image(struct image_view *v, uint32_t pid)
 {
-	const struct image_proc *p = NULL;
+	const struct image_proc *p;
 	struct pt_image *img, **ni;
 	uint32_t *np;
 	size_t i;
@@ -779,11 +787,9 @@ image_view_image(struct image_view *v, uint32_t pid)
 	for (i = 0; i < v->nimg; i++)
 		if (v->pids[i] == pid)
 			return v->img[i];
-	if (image_set_image(v->is, pid) == NULL)
+	p = image_proc(v->is, pid);
+	if (p == NULL)
 		return NULL;
-	for (i = 0; i < v->is->nprocs; i++)
-		if (v->is->procs[i].pid == pid)
-			p = &v->is->procs[i];
 	np = grow(v->pids, v->nimg, sizeof(*np));
 	if (np == NULL)
 		return NULL;
@@ -793,10 +799,8 @@ image_view_image(struct image_view *v, uint32_t pid)
 		return NULL;
 	v->img = ni;
 	img = pt_image_alloc(NULL);
-	if (img == NULL || p == NULL) {
-		pt_image_free(img);
+	if (img == NULL)
 		return NULL;
-	}
 	/* Refused sections are refused again: same result as the set's. */
 	for (i = 0; i < p->nisids; i++)
 		(void)pt_image_add_cached(img, v->isc, p->isids[i], NULL);
