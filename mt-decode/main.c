@@ -86,6 +86,8 @@ parse_args(struct main_opts *o, int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	char *end;
+	long jobs;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "ad:fhij:o:qr:sV", lo, NULL)) != -1) {
@@ -96,11 +98,16 @@ parse_args(struct main_opts *o, int argc, char **argv)
 		case 'h': usage(stdout); exit(0);
 		case 'i': o->info = 1; break;
 		case 'j':	/* parallel decode, mt-decode/parallel.c */
-			o->d.jobs = atoi(optarg);
-			if (o->d.jobs < 1 || o->d.jobs > 1024) {
+			errno = 0;
+			jobs = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    jobs < 1 || jobs > 1024) {
+				fprintf(stderr, "mt-decode: bad --jobs argument "
+				    "'%s' (1 to 1024)\n", optarg);
 				usage(stderr);
 				return 2;
 			}
+			o->d.jobs = (int)jobs;
 			break;
 		case 'o': o->out = optarg; break;
 		case 'q': o->quiet = 1; break;

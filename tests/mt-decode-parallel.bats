@@ -246,6 +246,11 @@ setup() {
 	[ "$status" -eq 2 ]
 	run mt-decode -j x "$T/tsc.snap"
 	[ "$status" -eq 2 ]
+	run mt-decode -j 2x "$T/tsc.snap"
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "mt-decode: bad --jobs argument '2x' (1 to 1024)" ]]
+	run mt-decode -j '' "$T/tsc.snap"
+	[ "$status" -eq 2 ]
 	run mt-decode -j 5000 "$T/tsc.snap"
 	[ "$status" -eq 2 ]
 }
