@@ -9,12 +9,15 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
 
 #include "buf.h"
+#include "elffile.h"
 #include "err.h"
 #include "snap.h"
 #include "sbevent.h"
@@ -27,6 +30,16 @@ struct sb_ring {
 	void *map;		/* 1 + data_pages pages */
 	size_t map_len;
 	struct mt_wbuf out;	/* every record drained so far */
+	size_t scanned;		/* out bytes whose MMAP2 records were given
+				 * build-ids (no_build_id kernels) */
+};
+
+/* A file's build-id, computed once (no_build_id kernels). */
+struct sb_bid {
+	uint32_t maj, min;	/* device, as MMAP2 gives it */
+	uint64_t ino;
+	uint8_t len;		/* 0: the file has none */
+	uint8_t id[20];
 };
 
 struct mt_sbev {
@@ -35,6 +48,10 @@ struct mt_sbev {
 	size_t page;		/* page size */
 	size_t data_pages;
 	uint64_t sample_type;
+	int no_build_id;	/* the kernel refused attr.build_id (< 5.12):
+				 * build-ids come from the files */
+	struct sb_bid *bids;	/* cache of computed build-ids */
+	size_t nbids;
 };
 
 #define SB_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -70,6 +87,25 @@ fill_attr(struct perf_event_attr *a, int kernel, int switches)
 	/* Wake poll only when a quarter of the ring is used: the framework
 	 * drains on a timer anyway. */
 	a->watermark = 1;
+}
+
+/*
+ * Kernels before 5.12 do not know attr.build_id and refuse the whole attr
+ * with EINVAL.  As perf does (evsel__open's missing-feature fallback),
+ * retry once without it and remember that for the following events; the
+ * build-ids then come from the files (sb_add_build_ids).
+ */
+static int
+open_sb(struct mt_sbev *s, struct perf_event_attr *a, pid_t tid, int cpu)
+{
+	int fd = peo(a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0 && errno == EINVAL && a->build_id) {
+		a->build_id = 0;
+		s->no_build_id = 1;
+		fd = peo(a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
 }
 
 void
@@ -157,7 +193,7 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 		r->cpu = cpus[i];
 		r->fd = -1;
 		mt_wbuf_init(&r->out);
-		fd = peo(&a, tids[0], cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		fd = open_sb(s, &a, tids[0], cpus[i]);
 		if (fd < 0 && errno == ENODEV)
 			continue;	/* offline CPU */
 		if (fd < 0) {
@@ -190,8 +226,7 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 			goto fail;
 		}
 		for (t = 1; t < ntids; t++) {
-			int fx = peo(&a, tids[t], cpus[i], -1,
-			    PERF_FLAG_FD_CLOEXEC);
+			int fx = open_sb(s, &a, tids[t], cpus[i]);
 
 			if (fx < 0 && errno == ESRCH)
 				continue;	/* the thread just exited */
@@ -242,7 +277,101 @@ mt_sbev_free(struct mt_sbev *s)
 		mt_wbuf_release(&r->out);
 	}
 	free(s->rings);
+	free(s->bids);
 	free(s);
+}
+
+/*
+ * The build-id of the file an MMAP2 record of the device/inode form names,
+ * if the file at that path is still the one mapped (same device and
+ * inode).  Returns the cache entry, or NULL when it cannot be known.
+ */
+static const struct sb_bid *
+file_build_id(struct mt_sbev *s, uint32_t maj, uint32_t min, uint64_t ino,
+    const char *path)
+{
+	struct sb_bid b, *nb;
+	struct mt_elf *e;
+	struct stat st;
+	const uint8_t *id;
+	size_t i, n;
+
+	for (i = 0; i < s->nbids; i++)
+		if (s->bids[i].maj == maj && s->bids[i].min == min &&
+		    s->bids[i].ino == ino)
+			return &s->bids[i];
+	if (path[0] != '/' || stat(path, &st) < 0 ||
+	    major(st.st_dev) != maj || minor(st.st_dev) != min ||
+	    (uint64_t)st.st_ino != ino)
+		return NULL;
+	memset(&b, 0, sizeof(b));
+	b.maj = maj;
+	b.min = min;
+	b.ino = ino;
+	if (mt_elf_open(&e, path) == 0) {
+		n = mt_elf_build_id(e, &id);
+		if (n > sizeof(b.id))
+			n = sizeof(b.id);
+		b.len = (uint8_t)n;
+		memcpy(b.id, id, n);
+		mt_elf_free(e);
+	}
+	nb = realloc(s->bids, (s->nbids + 1) * sizeof(*nb));
+	if (nb == NULL)
+		return NULL;
+	s->bids = nb;
+	s->bids[s->nbids] = b;
+	return &s->bids[s->nbids++];
+}
+
+/*
+ * Kernels without attr.build_id write MMAP2 records with {u32 maj, min;
+ * u64 ino, ino_generation} where 5.12+ write {u8 build_id_size, 3
+ * reserved, build_id[20]}: the same 24 bytes at body offset 32
+ * (REFERENCE §2.5).  Rewrite each new record of a file whose build-id is
+ * known into the build-id form (misc bit 14), so the snapshot reads as
+ * from a 5.12+ kernel: the bundling and the decoder match files by
+ * build-id.  Records whose file changed or is gone keep the inode form
+ * (the decoder then looks the file up by path).
+ */
+static void
+sb_add_build_ids(struct mt_sbev *s, struct sb_ring *r)
+{
+	uint8_t *p = r->out.p;
+	size_t off = r->scanned;
+
+	while (r->out.len - off >= 8) {
+		uint32_t type = mt_le32(p + off);
+		uint16_t misc = mt_le16(p + off + 4);
+		uint16_t size = mt_le16(p + off + 6);
+		const struct sb_bid *b;
+		uint8_t *body = p + off + 8;
+
+		if (size < 8 || size > r->out.len - off)
+			break;
+		if (type == PERF_RECORD_MMAP2 && size >= 8 + 64 + 2 &&
+		    !(misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+			char path[4096];
+			size_t n = size - 8 - 64;
+
+			if (n >= sizeof(path))
+				n = sizeof(path) - 1;
+			memcpy(path, body + 64, n);
+			path[n] = '\0';
+			b = file_build_id(s, mt_le32(body + 32),
+			    mt_le32(body + 36), mt_le64(body + 40),
+			    path);
+			if (b != NULL && b->len > 0) {
+				memset(body + 32, 0, 24);
+				body[32] = b->len;
+				memcpy(body + 36, b->id, b->len);
+				mt_put_le16(p + off + 4, (uint16_t)(misc |
+				    PERF_RECORD_MISC_MMAP_BUILD_ID));
+			}
+		}
+		off += size;
+	}
+	r->scanned = off;
 }
 
 int
@@ -275,6 +404,8 @@ mt_sbev_drain(struct mt_sbev *s)
 		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 		if (r->out.err)
 			return r->out.err;
+		if (s->no_build_id)
+			sb_add_build_ids(s, r);
 	}
 	return 0;
 }

@@ -14,6 +14,11 @@
  * unread records; when the ring is full it writes LOST records instead)
  * into a growing buffer per CPU that holds every record since the start.
  *
+ * Kernels before 5.12 refuse attr.build_id (EINVAL): the open is retried
+ * once without it, and mt_sbev_drain then rewrites each MMAP2 record into
+ * the build-id form from the file it names, when that file's device and
+ * inode still match the record's.
+ *
  * The first data page also gives the perf clock to TSC conversion
  * (REFERENCE §2.8).  Never prints.
  */

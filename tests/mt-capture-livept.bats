@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# The live Intel PT path against real kernels' differences, limits and
+# errors, on a machine without Intel PT: the shim tests/data/faults/fakept.c
+# (helpers/fakept.bash) opens a dummy software event where mt-capture asks
+# for intel_pt, refuses what older kernels refuse, injects errnos at
+# perf_event_open and mmap, and logs what mt-capture asked of the kernel.
+# The sideband, uprobes, enable_on_exec, SET_OUTPUT, DISABLE and ENABLE
+# run in the real kernel.  No PT hardware is involved: what these tests
+# show is what mt-capture asks and how it reacts, not what PT records.
+
+load helpers/fakept
+load helpers/mt-capture-targets
+
+setup_file() {
+	build_targets
+	export FP="$BATS_FILE_TMPDIR"
+	fakept_tools "$FP"
+}
+
+setup() {
+	L="$BATS_TEST_TMPDIR/peo.log"
+}
+
+@test "mt-capture on a 5.11 kernel: the sideband retries once without attr.build_id" {
+	run with_fakept FAKEPT_KERNEL=5.11 -- mt-capture run --backend pt \
+	    -o "$BATS_TEST_TMPDIR/x.snap" -- true
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wrote snapshot 0 (exit)"* ]]
+	# the first sideband open carries build_id and is refused, every
+	# later one (the other CPU) is opened without it: remembered
+	run grep -c '^refused EINVAL' "$L"
+	[ "$output" -eq 1 ]
+	run grep -E '^open other type=1 config=0x9 .*build_id=0' "$L"
+	[ "${#lines[@]}" -eq "$(nproc)" ]
+}
+
+@test "mt-capture on a 5.11 kernel: MMAP2 records get their build-ids from the files" {
+	run with_fakept FAKEPT_KERNEL=5.11 -- mt-capture run -q -b emulate \
+	    --start-at call_it --no-bundle -o "$T/sb511.snap" -- "$T/dl"
+	[ "$status" -eq 0 ]
+	grep -q '^refused EINVAL' "$L"
+	run mt-decode "$T/sb511.snap"
+	[ "$status" -eq 0 ]
+	id=$(readelf -n "$(realpath /lib/x86_64-linux-gnu/libm.so.6)" |
+	    awk '/Build ID/ {print $3}')
+	[ -n "$id" ]
+	[[ "$output" == *" $id "*"libm.so.6"* ]]
+}
