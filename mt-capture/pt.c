@@ -48,6 +48,8 @@ struct pt_priv {
 	size_t page;
 	uint32_t uprobe_type;	/* 0: no uprobe PMU */
 	int no_aux_pause;	/* the kernel refused aux_action once */
+	int pause_err;		/* its errno */
+	size_t npaused;		/* buffers with their aux_pause events */
 };
 
 struct pt_buf {
@@ -61,12 +63,6 @@ struct pt_buf {
 	int pause[MT_CAP_MAX_TRIGGERS];	/* aux_pause uprobes in the group */
 	size_t npause;
 };
-
-/*
- * aux_action (kernel 6.13+, REFERENCE §2.4): the u32 at byte 116 of
- * perf_event_attr, __reserved_3 in the 6.1 uapi header this builds with.
- */
-#define PT_AUX_ACTION_PAUSE	0x2u
 
 static int
 pt_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
@@ -234,15 +230,50 @@ add_aux_pause(struct mt_cap *c, struct pt_buf *pb, pid_t tid)
 		a.config1 = (uint64_t)(uintptr_t)path;
 		a.config2 = off;
 		a.sample_period = 1;
-		a.__reserved_3 = PT_AUX_ACTION_PAUSE;
+		mt_ptattr_set_aux_action(&a, MT_PTATTR_AUX_PAUSE);
 		fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, pb->fd,
 		    PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			p->no_aux_pause = 1;
+			p->pause_err = errno;
 			return;
 		}
 		pb->pause[pb->npause++] = fd;
 	}
+	if (pb->npause > 0)
+		p->npaused++;
+}
+
+/*
+ * META aux-pause: whether the kernel stops PT at the trigger itself
+ * (armed) or the snapshot also holds what ran until mt-capture's
+ * IOC_DISABLE (docs/formats/snapshot.md).  Only with uprobe triggers.
+ */
+static int
+pt_annotate(struct mt_cap *c, struct mt_snap *s)
+{
+	const struct mt_cap_opts *o = mt_cap_opts(c);
+	struct pt_priv *p = mt_cap_priv(c);
+	const char *path;
+	uint64_t off;
+	char v[128];
+	size_t i;
+	int hw, uprobes = 0;
+
+	for (i = 0; mt_cap_trigger_site(c, i, &path, &off, &hw) == 0; i++)
+		uprobes |= !hw;
+	if (!uprobes)
+		return 0;
+	if (p->no_aux_pause)
+		snprintf(v, sizeof(v), "refused: %s (aux_action needs kernel "
+		    "6.13+)", strerror(p->pause_err));
+	else if (p->npaused > 0 && p->npaused == mt_cap_nbufs(c))
+		snprintf(v, sizeof(v), "armed");
+	else
+		snprintf(v, sizeof(v), "not used (%s)", o->multi_snapshot ?
+		    "--multi-snapshot" : mt_cap_ptcfg(c)->per_cpu ?
+		    "per-CPU buffers" : "no uprobe PMU");
+	return mt_snap_add_meta(s, "aux-pause", v);
 }
 
 static int
@@ -462,7 +493,7 @@ const struct mt_cap_backend_ops mt_cap_backend_pt = {
 	.start = pt_start,
 	.run = pt_run,
 	.stop = pt_stop,
-	.annotate = NULL,
+	.annotate = pt_annotate,
 	.resume = pt_resume,
 	.detach = pt_detach,
 	.close = pt_close,

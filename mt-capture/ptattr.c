@@ -3,6 +3,7 @@
  * intel_pt configuration from sysfs formats and caps (see ptattr.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,18 @@ mt_ptattr_fill(struct perf_event_attr *a, uint32_t type, uint64_t config,
 	a->sample_id_all = 1;
 	a->enable_on_exec = m->enable_on_exec ? 1 : 0;
 	a->inherit = m->inherit ? 1 : 0;
+}
+
+_Static_assert(offsetof(struct perf_event_attr, aux_sample_size) + 4 ==
+    MT_PTATTR_AUX_ACTION_OFF, "aux_action follows aux_sample_size");
+_Static_assert(offsetof(struct perf_event_attr, sig_data) ==
+    MT_PTATTR_AUX_ACTION_OFF + 4, "sig_data follows aux_action");
+
+void
+mt_ptattr_set_aux_action(struct perf_event_attr *a, uint32_t bits)
+{
+	/* Host order, as every attr field (the kernel reads a u32). */
+	memcpy((char *)a + MT_PTATTR_AUX_ACTION_OFF, &bits, sizeof(bits));
 }
 
 int

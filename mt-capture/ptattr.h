@@ -56,6 +56,23 @@ void mt_ptattr_fill(struct perf_event_attr *a, uint32_t type,
     uint64_t config, const struct mt_ptattr_mode *m);
 
 /*
+ * aux_action (kernel 6.13+, REFERENCE §2.4): the u32 at byte 116 of
+ * perf_event_attr, between aux_sample_size (112) and sig_data (120).
+ * Headers before 6.13 call it __reserved_3; 6.13+ headers split it into
+ * the bits below plus a 29-bit __reserved_3 starting at bit 3, so a field
+ * name fits only one header generation.  mt_ptattr_set_aux_action writes
+ * the bits at the ABI offset whatever the header (checked at compile
+ * time against the offsets of its neighbours).
+ */
+#define MT_PTATTR_AUX_ACTION_OFF	116
+#define MT_PTATTR_AUX_START_PAUSED	0x1u
+#define MT_PTATTR_AUX_PAUSE		0x2u
+#define MT_PTATTR_AUX_RESUME		0x4u
+
+/* Set attr.aux_action of @a to @bits (MT_PTATTR_AUX_*). */
+void mt_ptattr_set_aux_action(struct perf_event_attr *a, uint32_t bits);
+
+/*
  * Parse a --timing argument: a comma-separated list of a level (low,
  * normal, high) and terms NAME=VALUE (cyc, cyc_thresh, mtc, mtc_period,
  * noretcomp, psb_period, tsc).  Fills *@level (default normal) and

@@ -46,3 +46,42 @@ setup() {
 	[ -n "$id" ]
 	[[ "$output" == *" $id "*"libm.so.6"* ]]
 }
+
+@test "mt-capture: aux_pause is the u32 at attr byte 116, and the snapshot says it was armed" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	run with_fakept -- mt-capture run --backend pt --trigger mt_test_hit \
+	    -o "$BATS_TEST_TMPDIR/p.snap" -- "$T/worker" 50
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
+	pt=$(awk '/^open pt /{print; exit}' "$L")
+	[ -n "$pt" ]
+	# the pause uprobe is opened in the PT event's group, aux_action = 2
+	run grep -E '^open uprobe .*group=[0-9]+ .*aux_action=2 ' "$L"
+	[ "${#lines[@]}" -eq 1 ]
+	run mt-decode --info "$BATS_TEST_TMPDIR/p.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"meta: aux-pause = armed"* ]]
+}
+
+@test "mt-capture on a 6.12 kernel: aux_pause is refused and the snapshot says so" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	run with_fakept FAKEPT_KERNEL=6.12 -- mt-capture run --backend pt \
+	    --trigger mt_test_hit -o "$BATS_TEST_TMPDIR/p.snap" -- "$T/worker" 50
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
+	run mt-decode --info "$BATS_TEST_TMPDIR/p.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"meta: aux-pause = refused: Invalid argument (aux_action needs kernel 6.13+)"* ]]
+}
+
+@test "mt-capture: with --multi-snapshot the snapshot says aux_pause was not used" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	run with_fakept -- mt-capture run --backend pt --trigger mt_test_hit \
+	    --multi-snapshot --max-snapshots 1 -o "$BATS_TEST_TMPDIR/p.snap" \
+	    -- "$T/worker" 50
+	[ "$status" -eq 0 ]
+	run grep -c 'aux_action=2' "$L"
+	[ "$output" -eq 0 ]
+	run mt-decode --info "$BATS_TEST_TMPDIR/p.snap"
+	[[ "$output" == *"meta: aux-pause = not used (--multi-snapshot)"* ]]
+}

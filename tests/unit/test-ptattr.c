@@ -178,6 +178,29 @@ attr_as_perf_opens_it(void)
 	CHECK(!a.exclude_kernel && !a.enable_on_exec && a.inherit);
 }
 
+static void
+aux_action_at_its_abi_offset(void)
+{
+	struct perf_event_attr a;
+	const uint8_t *b = (const uint8_t *)&a;
+	size_t i;
+
+	memset(&a, 0, sizeof(a));
+	a.aux_sample_size = 0xffffffffu;
+	a.sig_data = ~0ull;
+	mt_ptattr_set_aux_action(&a, MT_PTATTR_AUX_PAUSE);
+	/* bytes 116..119: the u32 2, little-endian on x86 */
+	CHECK_EQ_U64(b[116], 2);
+	CHECK_EQ_U64(b[117] | b[118] | b[119], 0);
+	/* the neighbours are untouched */
+	CHECK_EQ_U64(a.aux_sample_size, 0xffffffffu);
+	CHECK_EQ_U64(a.sig_data, ~0ull);
+	for (i = 0; i < 112; i++)
+		if (b[i] != 0)
+			break;
+	CHECK_EQ_U64(i, 112);
+}
+
 int
 main(void)
 {
@@ -188,5 +211,6 @@ main(void)
 	TEST(timing_syntax_errors);
 	TEST(canonical_pmu_matches_sysfs_layout);
 	TEST(attr_as_perf_opens_it);
+	TEST(aux_action_at_its_abi_offset);
 	return tap_done();
 }
