@@ -15,6 +15,7 @@
 #include "err.h"
 #include "backend.h"
 #include "cmds.h"
+#include "perfenv.h"
 #include "ptattr.h"
 #include "ring.h"
 
@@ -74,7 +75,7 @@ usage(FILE *fp, int attach, int full)
 	    "  -m, --multi-snapshot     a snapshot at every trigger hit\n"
 	    "      --max-snapshots N    stop after N snapshots\n"
 	    "  -s, --snapshot-size B    ring bytes per buffer (K/M/G; "
-	    "default 4M as root, 256K otherwise)\n"
+	    "default 4M privileged, 256K otherwise)\n"
 	    "      --timing SPEC        low|normal|high and/or cyc=,"
 	    "cyc_thresh=,mtc=,mtc_period=,\n"
 	    "                           noretcomp=,psb_period=,tsc= "
@@ -301,8 +302,14 @@ parse(struct mt_cap_opts *o, int attach, int argc, char **argv)
 		}
 		o->argv = argv + optind;
 	}
-	if (!size_given)
-		o->snapshot_size = geteuid() == 0 ? 4u << 20 : 256u << 10;
+	if (!size_given) {
+		struct mt_perfenv pe;
+
+		/* perf's default: 4 MiB privileged, else 256 KiB. */
+		mt_perfenv_read(&pe, "");
+		o->snapshot_size = mt_perfenv_privileged(&pe) ? 4u << 20 :
+		    256u << 10;
+	}
 	{
 		uint64_t r = mt_ring_round_size(o->snapshot_size, 4096);
 

@@ -36,6 +36,7 @@
 
 #include "err.h"
 #include "backend.h"
+#include "perfenv.h"
 #include "proc.h"
 #include "ptattr.h"
 #include "sbevent.h"
@@ -284,6 +285,8 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 	struct mt_ptattr_mode md;
 	struct perf_event_attr a;
 	struct perf_event_mmap_page *pg;
+	enum mt_perfenv_stage stage = MT_PERFENV_OPEN;
+	const char *what = "the intel_pt event";
 	struct pt_buf *pb;
 	size_t t;
 	int err;
@@ -343,6 +346,8 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 		return -MT_E_UNSUPP;
 	}
 	pb->base_len = (1 + PT_DATA_PAGES) * p->page;
+	stage = MT_PERFENV_MAP;
+	what = "the intel_pt data ring";
 	pb->base = mmap(NULL, pb->base_len, PROT_READ | PROT_WRITE,
 	    MAP_SHARED, pb->fd, 0);
 	if (pb->base == MAP_FAILED) {
@@ -354,6 +359,8 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 	pg->aux_offset = pb->base_len;
 	pg->aux_size = pb->aux_len;
 	/* PROT_READ only: overwrite (snapshot) mode (REFERENCE §2.3). */
+	stage = MT_PERFENV_MAP_AUX;
+	what = "the intel_pt AUX ring";
 	pb->aux = mmap(NULL, pb->aux_len, PROT_READ, MAP_SHARED, pb->fd,
 	    (off_t)pg->aux_offset);
 	if (pb->aux == MAP_FAILED) {
@@ -363,8 +370,15 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 	/* Only now: the kernel refuses to redirect output into an event
 	 * that has no ring yet (perf too maps first, then redirects). */
 	for (t = 0; t < pb->nextra; t++)
-		if (ioctl(pb->extra[t], PERF_EVENT_IOC_SET_OUTPUT, pb->fd) < 0)
-			goto fail_errno;
+		if (ioctl(pb->extra[t], PERF_EVENT_IOC_SET_OUTPUT,
+		    pb->fd) < 0) {
+			err = errno;
+			snprintf(msg, msgsz, "PERF_EVENT_IOC_SET_OUTPUT: %s",
+			    strerror(err));
+			buf_free(pb, p->page);
+			errno = err;
+			return -MT_E_SYS;
+		}
 	if (mt_ring_init_mapped(&b->ring, pb->aux, pb->aux_len) < 0) {
 		snprintf(msg, msgsz, "AUX size %zu is not a power of two",
 		    pb->aux_len);
@@ -377,7 +391,7 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 	return 0;
 fail_errno:
 	err = errno;
-	mt_sbev_perm_hint(err, "the intel_pt event", o->kernel, msg, msgsz);
+	mt_perfenv_hint(err, stage, what, o->kernel, msg, msgsz);
 	buf_free(pb, p->page);
 	errno = err;
 	return err == EACCES || err == EPERM ? -MT_E_PERM : -MT_E_SYS;

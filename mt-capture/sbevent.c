@@ -20,6 +20,7 @@
 #include "elffile.h"
 #include "err.h"
 #include "snap.h"
+#include "perfenv.h"
 #include "sbevent.h"
 
 struct sb_ring {
@@ -108,46 +109,6 @@ open_sb(struct mt_sbev *s, struct perf_event_attr *a, pid_t tid, int cpu)
 	return fd;
 }
 
-void
-mt_sbev_perm_hint(int err, const char *what, int kernel, char *msg,
-    size_t msgsz)
-{
-	char buf[32] = "?";
-	FILE *fp;
-
-	fp = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	if (fp != NULL) {
-		if (fgets(buf, sizeof(buf), fp) == NULL)
-			snprintf(buf, sizeof(buf), "?");
-		buf[strcspn(buf, "\n")] = '\0';
-		fclose(fp);
-	}
-	if (err == EACCES || err == EPERM) {
-		if (kernel)
-			snprintf(msg, msgsz, "cannot open %s: %s; tracing "
-			    "the kernel needs CAP_PERFMON (or CAP_SYS_ADMIN) "
-			    "or sysctl kernel.perf_event_paranoid <= 1 "
-			    "(it is %s)", what, strerror(err), buf);
-		else
-			snprintf(msg, msgsz, "cannot open %s: %s; needs "
-			    "sysctl kernel.perf_event_paranoid <= 2 (it is "
-			    "%s: sysctl -w kernel.perf_event_paranoid=2) or "
-			    "CAP_PERFMON, and permission to ptrace the "
-			    "target", what, strerror(err), buf);
-	} else if (err == ENOMEM) {
-		snprintf(msg, msgsz, "cannot map %s: %s; the ring exceeds "
-		    "sysctl kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK "
-		    "(ulimit -l): use a smaller --snapshot-size, raise them, "
-		    "or run with CAP_IPC_LOCK", what, strerror(err));
-	} else if (err == ESRCH) {
-		snprintf(msg, msgsz, "cannot open %s: the target is gone",
-		    what);
-	} else {
-		snprintf(msg, msgsz, "cannot open %s: %s", what,
-		    strerror(err));
-	}
-}
-
 static int
 online_cpus(int *cpus, int max)
 {
@@ -198,8 +159,8 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 			continue;	/* offline CPU */
 		if (fd < 0) {
 			err = errno;
-			mt_sbev_perm_hint(err, "the sideband event", kernel,
-			    msg, msgsz);
+			mt_perfenv_hint(err, MT_PERFENV_OPEN, "the sideband event",
+			    kernel, msg, msgsz);
 			rc = err == EACCES || err == EPERM ? -MT_E_PERM :
 			    -MT_E_SYS;
 			errno = err;
@@ -213,8 +174,8 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 		if (r->map == MAP_FAILED) {
 			err = errno;
 			r->map = NULL;
-			mt_sbev_perm_hint(err, "the sideband ring", kernel,
-			    msg, msgsz);
+			mt_perfenv_hint(err, MT_PERFENV_MAP, "the sideband ring",
+			    kernel, msg, msgsz);
 			rc = -MT_E_SYS;
 			errno = err;
 			goto fail;
@@ -235,8 +196,8 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 				err = errno;
 				if (fx >= 0)
 					close(fx);
-				mt_sbev_perm_hint(err, "the sideband event",
-				    kernel, msg, msgsz);
+				mt_perfenv_hint(err, MT_PERFENV_OPEN,
+				    "the sideband event", kernel, msg, msgsz);
 				rc = -MT_E_SYS;
 				errno = err;
 				goto fail;

@@ -62,12 +62,4 @@ size_t mt_sbev_fds(const struct mt_sbev *s, int *fds, size_t max);
  */
 int mt_sbev_timeconv(const struct mt_sbev *s, struct mt_snap_timeconv *tc);
 
-/*
- * One line naming the knob to turn for a perf_event_open failure with
- * @err (errno) while opening @what: the perf_event_paranoid sysctl and
- * its current value, CAP_PERFMON / CAP_SYS_ADMIN, RLIMIT_MEMLOCK.
- */
-void mt_sbev_perm_hint(int err, const char *what, int kernel, char *msg,
-    size_t msgsz);
-
 #endif /* MT_CAPTURE_SBEVENT_H */

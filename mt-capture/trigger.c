@@ -544,7 +544,10 @@ mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
 				    "for trigger %s: %s%s", sites[i].desc,
 				    strerror(err), err == EACCES ||
 				    err == EPERM ? "; uprobe triggers need "
-				    "CAP_SYS_ADMIN (run as root)" : "");
+				    "root or CAP_SYS_ADMIN (CAP_PERFMON "
+				    "suffices on kernels 5.8+ without the "
+				    "2025 revert ba677dbe), or use a hw: "
+				    "trigger" : "");
 				mt_trig_free(t);
 				return err == EACCES || err == EPERM ?
 				    -MT_E_PERM : -MT_E_SYS;

@@ -85,3 +85,38 @@ setup() {
 	run mt-decode --info "$BATS_TEST_TMPDIR/p.snap"
 	[[ "$output" == *"meta: aux-pause = not used (--multi-snapshot)"* ]]
 }
+
+@test "mt-capture: EBUSY at the intel_pt open says another PT user holds it" {
+	run with_fakept FAKEPT_OPEN_ERRNO=16 -- mt-capture run --backend pt \
+	    -o "$BATS_TEST_TMPDIR/x.snap" -- touch "$BATS_TEST_TMPDIR/ran"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot open the intel_pt event: Device or resource busy; another user of Intel PT holds it"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	[ ! -e "$BATS_TEST_TMPDIR/x.snap" ]
+}
+
+@test "mt-capture: EMFILE at the intel_pt open names ulimit -n" {
+	run with_fakept FAKEPT_OPEN_ERRNO=24 -- mt-capture run --backend pt \
+	    -o "$BATS_TEST_TMPDIR/x.snap" -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot open the intel_pt event: Too many open files; "*"ulimit -n; the hard limit is "* ]]
+}
+
+@test "mt-capture: EPERM at the PT mmap is the locked-memory limit, not perf_event_paranoid" {
+	run with_fakept FAKEPT_MMAP_ERRNO=1 -- mt-capture run --backend pt \
+	    -o "$BATS_TEST_TMPDIR/x.snap" -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot map the intel_pt data ring: Operation not permitted; locked memory: "*"perf_event_mlock_kb ("*" KiB per CPU, "*"ulimit -l: "*"CAP_IPC_LOCK"* ]]
+	[[ "$output" != *"paranoid"* ]]
+	run with_fakept FAKEPT_SB_MMAP_ERRNO=1 -- mt-capture run --backend pt \
+	    -o "$BATS_TEST_TMPDIR/x.snap" -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot map the sideband ring: Operation not permitted; locked memory: "* ]]
+}
+
+@test "mt-capture: ENOMEM at the AUX mmap asks for a smaller --snapshot-size" {
+	run with_fakept FAKEPT_AUX_ERRNO=12 -- mt-capture run --backend pt \
+	    -o "$BATS_TEST_TMPDIR/x.snap" -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot map the intel_pt AUX ring: Cannot allocate memory; "*"use a smaller --snapshot-size"* ]]
+}

@@ -7,11 +7,13 @@
 # binaries) created mode 0600 whatever the umask.
 
 load helpers/faults
+load helpers/fakept
 
 AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all)
 
 setup_file() {
 	fault_tools "$BATS_FILE_TMPDIR"
+	fakept_tools "$BATS_FILE_TMPDIR"
 }
 
 setup() {
@@ -74,4 +76,34 @@ teardown() {
 	head -c 4096 /dev/zero > "$W/code.bin"
 	(cd "$W" && umask 022 && mt-capture import-raw --pt pt code.bin@0x400000 -o raw.snap)
 	[ "$(stat -c %a "$W/raw.snap")" = 600 ]
+}
+
+@test "mt-capture as nobody: a refused uprobe trigger names the capabilities" {
+	cp "$F/spin" "$W/spin"
+	run "${AS_NOBODY[@]}" mt-capture run -b emulate -q --trigger main \
+	    -o "$W/s.snap" -- "$W/spin" 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot open the uprobe for trigger "*"uprobe triggers need root or CAP_SYS_ADMIN (CAP_PERFMON suffices on kernels 5.8+"* ]]
+	[ ! -e "$W/s.snap" ]
+}
+
+@test "mt-capture: CAP_PERFMON without root is privileged: the default ring is 4 MiB, as perf's" {
+	# the live PT path through the fakept shim (helpers/fakept.bash),
+	# copied where nobody can read it
+	cp "$F/fakept.so" "$W/"
+	cp -r "$F/sys" "$W/sys"
+	chmod -R a+rX "$W"
+	for caps in -all +perfmon; do
+		run setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		    --inh-caps="$caps" --ambient-caps="$caps" \
+		    env LD_PRELOAD="$W/fakept.so" FAKEPT_TYPE=4242 \
+		    FAKEPT_LOG="$W/log$caps" MT_SYSFS_ROOT="$W/sys" \
+		    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		    mt-capture run -q --backend pt -o "$W/s.snap" -- true
+		[ "$status" -eq 0 ]
+	done
+	run grep -c '^mmap aux .* len=262144 ' "$W/log-all"
+	[ "$output" -eq 1 ]
+	run grep -c '^mmap aux .* len=4194304 ' "$W/log+perfmon"
+	[ "$output" -eq 1 ]
 }

@@ -3,7 +3,7 @@
  * Unit tests for mt-capture/sbevent.c against the real kernel: the dummy
  * sideband event opened on a child before it execs records the exec's
  * COMM and the MMAP2 of the program with its build-id, and gives a time
- * conversion; and the permission hints name the knob to turn.
+ * conversion.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -92,28 +92,10 @@ gone_thread_is_an_error(void)
 	CHECK(strstr(msg, "the target is gone") != NULL);
 }
 
-static void
-permission_hints_name_the_knob(void)
-{
-	char msg[512];
-
-	mt_sbev_perm_hint(EACCES, "the intel_pt event", 0, msg, sizeof(msg));
-	CHECK(strstr(msg, "cannot open the intel_pt event") != NULL);
-	CHECK(strstr(msg, "kernel.perf_event_paranoid <= 2 (it is ") !=
-	    NULL);
-	CHECK(strstr(msg, "CAP_PERFMON") != NULL);
-	mt_sbev_perm_hint(EPERM, "the intel_pt event", 1, msg, sizeof(msg));
-	CHECK(strstr(msg, "kernel.perf_event_paranoid <= 1") != NULL);
-	mt_sbev_perm_hint(ENOMEM, "the AUX ring", 0, msg, sizeof(msg));
-	CHECK(strstr(msg, "perf_event_mlock_kb") != NULL);
-	CHECK(strstr(msg, "ulimit -l") != NULL);
-}
-
 int
 main(void)
 {
 	TEST(records_of_a_real_exec);
 	TEST(gone_thread_is_an_error);
-	TEST(permission_hints_name_the_knob);
 	return tap_done();
 }

@@ -41,3 +41,9 @@ echo "config:0-3,8-11" > multirange/$D/intel_pt/format/mtc_period
 rm -rf none
 mkdir -p none/$D/software
 echo 1 > none/$D/software/type
+# A host with CPUs 2, 3, 6 and 7 offline (of 8): online CPUs are counted
+# from the online list, not the configured ones.
+pt offline 1 1
+mkdir -p offline/sys/devices/system/cpu
+echo 0-1,4-5 > offline/sys/devices/system/cpu/online
+echo 0-7 > offline/sys/devices/system/cpu/possible

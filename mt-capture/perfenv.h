@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the host lets mt-capture do with perf events, and what to tell the
+ * user when the kernel says no: the perf_event_paranoid and
+ * perf_event_mlock_kb sysctls, RLIMIT_MEMLOCK and RLIMIT_NOFILE, the
+ * effective capabilities, the online CPUs (REFERENCE §2.3, §2.6).
+ *
+ * The kernel's rules this follows (kernel/events/core.c):
+ *   - perf_event_open: paranoid <= 2 for one's own (ptrace-able) process,
+ *     <= 1 to trace the kernel, unless CAP_PERFMON (5.8+) or
+ *     CAP_SYS_ADMIN; Debian's default 3 blocks every unprivileged user.
+ *   - mmap of a ring charges its pages (data: 1 + n, AUX: n) to the user's
+ *     perf_event_mlock_kb x online CPUs; what exceeds that is charged to
+ *     RLIMIT_MEMLOCK, and beyond that mmap fails with EPERM, unless
+ *     CAP_IPC_LOCK or paranoid -1.
+ * Never prints.
+ */
+#ifndef MT_CAPTURE_PERFENV_H
+#define MT_CAPTURE_PERFENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_perfenv {
+	int paranoid;		/* kernel.perf_event_paranoid; 99 unknown */
+	uint64_t mlock_kb;	/* kernel.perf_event_mlock_kb; 0 unknown */
+	uint64_t memlock;	/* RLIMIT_MEMLOCK soft limit, bytes;
+				 * UINT64_MAX unlimited */
+	uint64_t nofile, nofile_max;	/* RLIMIT_NOFILE soft, hard */
+	int euid0;		/* effective uid 0 */
+	int cap_perfmon;	/* CAP_PERFMON (38) effective */
+	int cap_sys_admin;	/* CAP_SYS_ADMIN (21) effective */
+	int cap_ipc_lock;	/* CAP_IPC_LOCK (14) effective */
+	int ncpus;		/* online CPUs */
+};
+
+/*
+ * Read the facts; the online CPUs from @root/sys/devices/system/cpu/online
+ * (@root "" for the real one, else a fake tree).  Never fails: unknown
+ * values are left at their "unknown" markers.
+ */
+void mt_perfenv_read(struct mt_perfenv *e, const char *root);
+
+/*
+ * Privileged for perf, as perf decides its default buffer sizes: root,
+ * CAP_PERFMON, CAP_SYS_ADMIN, or perf_event_paranoid -1.
+ */
+int mt_perfenv_privileged(const struct mt_perfenv *e);
+
+/* The locked-memory limits do not apply (CAP_IPC_LOCK or paranoid -1). */
+int mt_perfenv_unlimited_lock(const struct mt_perfenv *e);
+
+/*
+ * Parse a sysfs CPU list ("0-3,5,8-9\n") into @cpus (at most @max).
+ * Returns the count, or -1 on a malformed list.
+ */
+int mt_perfenv_parse_cpus(const char *list, int *cpus, int max);
+
+/*
+ * The online CPUs of @root/sys/devices/system/cpu/online into @cpus, or
+ * 0..sysconf(_SC_NPROCESSORS_ONLN)-1 when the file cannot be read.
+ * Returns the count.
+ */
+int mt_perfenv_online_cpus(const char *root, int *cpus, int max);
+
+/* Where a perf call failed, for mt_perfenv_hint. */
+enum mt_perfenv_stage {
+	MT_PERFENV_OPEN = 0,	/* perf_event_open */
+	MT_PERFENV_MAP,		/* mmap of the data ring */
+	MT_PERFENV_MAP_AUX,	/* mmap of the AUX ring */
+};
+
+/*
+ * One line saying what to do about errno @err from @stage on @what ("the
+ * intel_pt event"): the sysctl, capability, limit or option to change,
+ * with current values.  @kernel: --kernel was asked.
+ */
+void mt_perfenv_hint(int err, enum mt_perfenv_stage stage, const char *what,
+    int kernel, char *msg, size_t msgsz);
+
+#endif /* MT_CAPTURE_PERFENV_H */
