@@ -74,6 +74,54 @@ mt_buf_skip(struct mt_buf *b, size_t n)
 	return mt_buf_get_bytes(b, n, &p);
 }
 
+/*
+ * Reads one LEB128 number into *@v.  Padding bytes past bit 63 may only repeat what a 64-bit value
+ * holds there: 0x00 or 0x80 for unsigned, 0x7f/0xff too for signed.
+ */
+static int
+get_leb128(struct mt_buf *b, int is_signed, uint64_t *v)
+{
+	uint64_t r = 0;
+	unsigned shift = 0;
+	size_t i;
+	uint8_t c, hi;
+
+	for (i = 0; i < b->len; i++) {
+		c = b->p[i];
+		hi = shift == 63 ? (uint8_t)(c & 0x7e) : (uint8_t)(c & 0x7f);
+		if (shift >= 63 && hi != 0 &&
+		    (!is_signed || hi != (shift == 63 ? 0x7e : 0x7f)))
+			return -MT_E_CORRUPT;	/* more than 64 bits */
+		if (shift < 64)
+			r |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+		if ((c & 0x80) == 0) {
+			if (is_signed && shift < 64 && (c & 0x40) != 0)
+				r |= ~(uint64_t)0 << shift;
+			*v = r;
+			return mt_buf_skip(b, i + 1);
+		}
+	}
+	return -MT_E_TRUNC;
+}
+
+int
+mt_buf_get_uleb128(struct mt_buf *b, uint64_t *v)
+{
+	return get_leb128(b, 0, v);
+}
+
+int
+mt_buf_get_sleb128(struct mt_buf *b, int64_t *v)
+{
+	uint64_t r;
+	int rc = get_leb128(b, 1, &r);
+
+	if (rc == 0)
+		*v = (int64_t)r;
+	return rc;
+}
+
 int
 mt_buf_get_u8(struct mt_buf *b, uint8_t *v)
 {

@@ -26,6 +26,13 @@ int mt_buf_get_u64le(struct mt_buf *b, uint64_t *v);
 /* Points @v at the next @n bytes inside the buffer (no copy). */
 int mt_buf_get_bytes(struct mt_buf *b, size_t n, const uint8_t **v);
 int mt_buf_skip(struct mt_buf *b, size_t n);
+/*
+ * LEB128 (DWARF 5 section 7.6).  A value that does not fit in 64 bits
+ * returns -MT_E_CORRUPT, one cut short -MT_E_TRUNC; both leave @b
+ * unchanged.
+ */
+int mt_buf_get_uleb128(struct mt_buf *b, uint64_t *v);
+int mt_buf_get_sleb128(struct mt_buf *b, int64_t *v);
 
 /* Decode little-endian integers from @p (caller checked the length). */
 uint16_t mt_le16(const uint8_t *p);

@@ -153,6 +153,39 @@ mt_elf_has_symtab(const struct mt_elf *e)
 	return e->has_symtab;
 }
 
+int
+mt_elf_section(struct mt_elf *e, const char *name, struct mt_elf_secdata *d)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *n;
+
+	if (elf_getshdrstrndx(e->elf, &shstrndx) != 0)
+		return -MT_E_NOTFOUND;	/* no section headers */
+	while ((scn = elf_nextscn(e->elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL)
+			return fail_elf(e, "section header");
+		n = elf_strptr(e->elf, shstrndx, sh.sh_name);
+		if (n == NULL || strcmp(n, name) != 0)
+			continue;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
+			return -MT_E_NOTFOUND;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			return -MT_E_UNSUPP;
+		/* Raw bytes: the file's own byte order, no translation. */
+		data = elf_rawdata(scn, NULL);
+		if (data == NULL)
+			return fail_elf(e, name);
+		d->p = data->d_buf;
+		d->len = data->d_buf != NULL ? data->d_size : 0;
+		d->addr = (sh.sh_flags & SHF_ALLOC) ? sh.sh_addr : 0;
+		return d->len > 0 ? 0 : -MT_E_NOTFOUND;
+	}
+	return -MT_E_NOTFOUND;
+}
+
 /* Looks for NT_GNU_BUILD_ID in one note data block. */
 static int
 scan_notes(struct mt_elf *e, Elf_Data *d)

@@ -121,6 +121,25 @@ int mt_elf_off_to_vaddr(const struct mt_elf *e, uint64_t off,
  */
 const char *mt_elf_debuglink(const struct mt_elf *e, uint32_t *crc);
 
+/* The bytes of one section (mt_elf_section()). */
+struct mt_elf_secdata {
+	const uint8_t *p;	/* section contents; owned by the mt_elf */
+	size_t len;		/* bytes at p */
+	uint64_t addr;		/* sh_addr: file vaddr of p[0], 0 when the
+				 * section is not allocated */
+};
+
+/*
+ * Points @d at the contents of the first section named @name, valid
+ * until mt_elf_free().  Returns 0.
+ * Returns -MT_E_NOTFOUND if there is no such section, or it has no bytes
+ * in the file (SHT_NOBITS, size 0).
+ * Returns -MT_E_UNSUPP if the section is compressed (SHF_COMPRESSED).
+ * Returns -MT_E_ELF on a libelf failure (message on @e).
+ */
+int mt_elf_section(struct mt_elf *e, const char *name,
+    struct mt_elf_secdata *d);
+
 /* 1 if the file has a .debug_info section with content, else 0. */
 int mt_elf_has_dwarf(const struct mt_elf *e);
 

@@ -7,7 +7,7 @@
 
 setup_file() {
 	export FZ="$BATS_FILE_TMPDIR"
-	for t in snap events sideband elf perfdata fxt; do
+	for t in snap events sideband elf perfdata fxt fde; do
 		"$MT_ROOT/tests/helpers/fuzz-standalone" "$t" "$FZ/fuzz-$t"
 	done
 }
@@ -38,6 +38,10 @@ replay() {
 
 @test "fuzz regress: ELF loader handles every kept input" {
 	replay elf
+}
+
+@test "fuzz regress: FDE reader handles every kept input" {
+	replay fde
 }
 
 @test "fuzz regress: perf.data reader handles every kept input" {

@@ -4,15 +4,18 @@
  * does with the ELF files bundled in a snapshot and mt-symbolize with the
  * binaries it finds.  Opens the input with mt_elf_open_mem() and, when it
  * opens, asks every question the programs ask: build-id, segments, file
- * offset to address, debuglink, the symbol table and lookups in it.
+ * offset to address, debuglink, the symbol table and lookups in it, the
+ * FDE ranges of .eh_frame and .debug_frame (common/fde.c).
  *
  * Invariants: the symbol table is sorted with start <= end, and a symbol
- * found for an address covers that address.
+ * found for an address covers that address; the FDE ranges are sorted and
+ * disjoint.
  */
 #include <string.h>
 
 #include "err.h"
 #include "elffile.h"
+#include "fde.h"
 #include "fuzz.h"
 
 static void
@@ -33,6 +36,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct mt_elf_seg *segs;
 	const struct mt_elf_sym *syms;
 	const uint8_t *id;
+	struct mt_fde_tab fdes;
+	struct mt_fde_diag fd;
 	char hex[2 * MT_ELF_BUILD_ID_MAX + 1];
 	uint32_t crc;
 	uint64_t va;
@@ -74,6 +79,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FUZZ_CHECK(mt_elf_errmsg(e) != NULL);
 	}
+	mt_fde_tab_init(&fdes);
+	(void)mt_fde_read_elf(&fdes, e, &fd);
+	for (i = 0; i < fdes.n; i++) {
+		FUZZ_CHECK(fdes.v[i].start < fdes.v[i].end);
+		if (i > 0)
+			FUZZ_CHECK(fdes.v[i - 1].end <= fdes.v[i].start);
+	}
+	mt_fde_tab_release(&fdes);
 	mt_elf_free(e);
 	return 0;
 }

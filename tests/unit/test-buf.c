@@ -65,6 +65,49 @@ wbuf_roundtrip(void)
 }
 
 static void
+leb128_values(void)
+{
+	/* DWARF 5 section 7.6, figures 3 and 4, plus the 64-bit limits. */
+	static const uint8_t b[] = { 2, 0x7f, 0x80, 1, 0xb9, 0x64,
+	    0x7e, 0x80, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0xff, 0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	    0x7f };
+	struct mt_buf c;
+	uint64_t u;
+	int64_t s;
+
+	mt_buf_init(&c, b, sizeof(b));
+	CHECK(mt_buf_get_uleb128(&c, &u) == 0 && u == 2);
+	CHECK(mt_buf_get_uleb128(&c, &u) == 0 && u == 127);
+	CHECK(mt_buf_get_uleb128(&c, &u) == 0 && u == 128);
+	CHECK(mt_buf_get_uleb128(&c, &u) == 0 && u == 12857);
+	CHECK(mt_buf_get_sleb128(&c, &s) == 0 && s == -2);
+	CHECK(mt_buf_get_sleb128(&c, &s) == 0 && s == -128);
+	CHECK(mt_buf_get_uleb128(&c, &u) == 0 && u == UINT64_MAX);
+	CHECK(mt_buf_get_sleb128(&c, &s) == 0 && s == INT64_MIN);
+	CHECK_EQ_U64(c.len, 0);
+}
+
+static void
+leb128_bad_input_fails_unchanged(void)
+{
+	static const uint8_t cut[] = { 0x80, 0x80 };
+	static const uint8_t big[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0xff, 0xff, 0xff, 0x03 };
+	struct mt_buf c;
+	uint64_t u;
+	int64_t s;
+
+	mt_buf_init(&c, cut, sizeof(cut));
+	CHECK(mt_buf_get_uleb128(&c, &u) == -MT_E_TRUNC);
+	CHECK(mt_buf_get_sleb128(&c, &s) == -MT_E_TRUNC);
+	CHECK_EQ_U64(c.len, 2);
+	mt_buf_init(&c, big, sizeof(big));
+	CHECK(mt_buf_get_uleb128(&c, &u) == -MT_E_CORRUPT);
+	CHECK_EQ_U64(c.len, sizeof(big));
+}
+
+static void
 strerror_texts(void)
 {
 	CHECK_STR(mt_strerror(-MT_E_TRUNC), "truncated input");
@@ -78,6 +121,8 @@ main(void)
 	TEST(get_le_values);
 	TEST(get_short_input_fails_unchanged);
 	TEST(wbuf_roundtrip);
+	TEST(leb128_values);
+	TEST(leb128_bad_input_fails_unchanged);
 	TEST(strerror_texts);
 	return tap_done();
 }
