@@ -1100,6 +1100,18 @@ finish_child(struct mt_cap *c, int ev, int failed)
 	c->child_reaped = 1;
 }
 
+/* Every attach pid exists (else setup_targets names the missing one). */
+static int
+pids_exist(const struct mt_cap_opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->npids; i++)
+		if (kill(o->pids[i], 0) < 0 && errno == ESRCH)
+			return 0;
+	return 1;
+}
+
 static const struct mt_cap_backend_ops *
 choose_backend(const struct mt_cap_opts *o, int *why_auto)
 {
@@ -1372,6 +1384,17 @@ mt_cap_main(const struct mt_cap_opts *o)
 		err(1, "cannot set up signal handling");
 	if (o->ready_fd >= 0)
 		(void)fcntl(o->ready_fd, F_SETFD, FD_CLOEXEC);
+	if (o->attach && o->backend == MT_CAP_BK_AUTO &&
+	    !mt_pmu_exists(o->sysfs_root, "intel_pt") && pids_exist(o)) {
+		/* Never single-step a live process unasked (issue 19). */
+		warnx("attach: no intel_pt PMU on this machine (%s/sys/bus/"
+		    "event_source/devices/intel_pt is missing); the emulate "
+		    "backend would single-step process %d with ptrace, about "
+		    "100000 times slower, so not unasked: use --backend "
+		    "emulate to do that anyway", o->sysfs_root,
+		    (int)o->pids[0]);
+		return 1;
+	}
 	c->ops = choose_backend(o, &why_auto);
 	if (c->ops == NULL) {
 		warnx("no intel_pt PMU here, and this build has no emulate "

@@ -80,3 +80,28 @@ setup() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"--filter 'no_such_fn': no function 'no_such_fn'"* ]]
 }
+
+@test "mt-capture attach: auto without intel_pt refuses to single-step the process" {
+	sleep 30 &
+	tpid=$!
+	MT_SYSFS_ROOT="$S/none" run mt-capture attach -p "$tpid" \
+	    -o "$BATS_TEST_TMPDIR/x.snap"
+	st=$(grep -E '^(State|TracerPid):' "/proc/$tpid/status")
+	kill "$tpid"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$output" = "mt-capture: attach: no intel_pt PMU on this machine ($S/none/sys/bus/event_source/devices/intel_pt is missing); the emulate backend would single-step process $tpid with ptrace, about 100000 times slower, so not unasked: use --backend emulate to do that anyway" ]
+	[ ! -e "$BATS_TEST_TMPDIR/x.snap" ]
+	# never traced
+	[[ "$st" == *"TracerPid:	0"* ]]
+}
+
+@test "mt-capture attach: --backend emulate without intel_pt is honoured" {
+	sleep 30 &
+	tpid=$!
+	MT_SYSFS_ROOT="$S/none" run mt-capture attach -b emulate -q \
+	    --duration 0.2 -p "$tpid" -o "$BATS_TEST_TMPDIR/x.snap"
+	kill "$tpid"
+	[ "$status" -eq 0 ]
+	[ -s "$BATS_TEST_TMPDIR/x.snap" ]
+}
