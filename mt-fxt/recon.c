@@ -79,7 +79,6 @@ struct recon {
 	struct view *v;		/* receives frames (not owned) */
 	struct fxt_stats *st;	/* counts (not owned) */
 	uint64_t base;		/* subtracted from times */
-	int have_base;
 	struct thrtab thr;	/* struct rthread by sym_thread index */
 	int err;
 	/* Interned names. */
@@ -133,7 +132,6 @@ void
 recon_set_base(struct recon *r, uint64_t base)
 {
 	r->base = base;
-	r->have_base = 1;
 }
 
 static struct rthread *
@@ -492,12 +490,6 @@ apply(struct recon *r, struct rthread *rt, uint64_t ts, const struct bev *e)
 			pop(r, rt, ts);
 		check_current(r, rt, ts, e->loc[0], e->a[0]);
 		break;
-	case MT_EV_OVERFLOW:
-		error_reset(r, rt, ts, r->n_overflow);
-		break;
-	case MT_EV_ERROR:
-		error_reset(r, rt, ts, e->str);
-		break;
 	case MT_EV_TRIGGER:
 		r->st->triggers++;
 		view_trigger(r->v, rt->t, ts, e->a[0], e->str);
@@ -577,11 +569,14 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 	if (!rt->live) {
 		if (ev->kind == MT_EV_END)
 			return 0;
-		/* After an `end`, a new window starts where the last ended. */
+		/*
+		 * A thread's window starts at its first event (as
+		 * magic-trace: nothing is known of it before), after an
+		 * `end` where the last window ended.
+		 */
 		if (rt->seen && t < rt->btime)
 			t = rt->btime;
-		open_window(r, rt, rt->seen ? rt->btime :
-		    r->have_base ? 0 : t);
+		open_window(r, rt, rt->seen ? rt->btime : t);
 		rt->seen = 1;
 		rt->btime = t;
 	}
@@ -596,8 +591,18 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 		return r->err;
 	}
 	if (ev->kind == MT_EV_ERROR || ev->kind == MT_EV_OVERFLOW) {
+		/*
+		 * An error happens at its own time: the events before it at
+		 * that time get no share of the time after it, and every
+		 * frame ends there (as magic-trace).
+		 */
+		if (rt->nb > 0)
+			flush(r, rt, t);
 		rt->haserr = 1;
 		rt->errtime = t;
+		error_reset(r, rt, t, ev->kind == MT_EV_ERROR ?
+		    event_str(r, ev) : r->n_overflow);
+		return r->err ? r->err : sym_error(r->sym);
 	}
 	if (fxt_grow((void **)&rt->batch, &rt->capb, rt->nb + 1,
 	    sizeof(*rt->batch)) < 0)
@@ -608,8 +613,8 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 	e->a[1] = ev->addr[1];
 	e->loc[0] = ev->loc[0];
 	e->loc[1] = ev->loc[1];
-	e->str = (ev->kind == MT_EV_ERROR || ev->kind == MT_EV_TRIGGER ||
-	    ev->kind == MT_EV_DISABLE) ? event_str(r, ev) : 0;
+	e->str = (ev->kind == MT_EV_TRIGGER || ev->kind == MT_EV_DISABLE) ?
+	    event_str(r, ev) : 0;
 	if (sym_error(r->sym))
 		r->err = sym_error(r->sym);
 	return r->err;

@@ -27,9 +27,8 @@ int recon_new(struct recon **r, struct sym *sym, struct view *v,
 void recon_free(struct recon *r);
 /*
  * The stream's smallest time (info time-base), before the first event:
- * output times count from it and every thread's window starts there.
- * Without it, times are absolute and a thread's window starts at its
- * first event.
+ * output times count from it.  Without it, times are absolute.  Either
+ * way a thread's window starts at its first event.
  */
 void recon_set_base(struct recon *r, uint64_t base);
 /* One event record (MT_EV_IS_EVENT).  Returns 0 or -MT_E_NOMEM. */

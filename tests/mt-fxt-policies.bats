@@ -87,3 +87,15 @@ policy() {
 	run "$CHK" "$BATS_TEST_TMPDIR/r.fxt"
 	[ "$status" -eq 0 ]
 }
+
+@test "mt-fxt: an overflow ends every frame at its own time, not at the next event" {
+	policy error-time
+	grep -qx '21   +x {address=0x2000}' "$D/error-time.expected"
+	grep -qx '21   -x' "$D/error-time.expected"
+}
+
+@test "mt-fxt: a thread that appears mid-window starts at its first event" {
+	policy thread-start
+	grep -qx '500 +start_thread {address=0x3010, inferred_start_time=true}' \
+	    "$D/thread-start.expected"
+}
