@@ -9,7 +9,11 @@
  * end, counting instructions, blocks (pt_blk_next calls) and errors.  Nothing is printed per
  * block: this is the floor any decoder built on libipt pays.
  *
- * usage: ipt-loop -t trace -a addrfile -d dumpfile [-f lo-hi] [-n runs]
+ * usage: ipt-loop [-c] -t trace -a addrfile -d dumpfile [-f lo-hi] [-n runs]
+ *
+ * Each page is a section of its own (the reference counts of
+ * testdata/real-pt were made so); -c maps a run of pages at consecutive
+ * addresses as one section, as mt-capture import-raw --pages stores it.
  *
  * Stand-alone on purpose (bench/ links nothing from common/): build with
  * cc -O2 -o ipt-loop bench/ipt-loop.c -lipt
@@ -51,6 +55,18 @@ slurp(const char *path, size_t *len)
 	fclose(f);
 	*len = n;
 	return p;
+}
+
+/* The little-endian u64 at @addrs + @off. */
+static uint64_t
+page_addr(const uint8_t *addrs, size_t off)
+{
+	uint64_t a = 0;
+	int b;
+
+	for (b = 7; b >= 0; b--)
+		a = a << 8 | addrs[off + (size_t)b];
+	return a;
 }
 
 struct counts {
@@ -110,19 +126,20 @@ main(int argc, char **argv)
 {
 	const char *tpath = NULL, *apath = NULL, *dpath = NULL;
 	uint64_t lo = 0, hi = 0;
-	size_t tlen, alen, dlen, i;
+	size_t tlen, alen, dlen, i, j;
 	uint8_t *trace, *addrs;
 	struct pt_image_section_cache *isc;
 	struct pt_image *img;
 	struct pt_config cfg;
 	struct counts c;
 	struct timespec t0, t1;
-	int opt, runs = 1, r;
+	int opt, runs = 1, r, coalesce = 0;
 	double best = 1e9;
 
-	while ((opt = getopt(argc, argv, "a:d:f:n:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:cd:f:n:t:")) != -1) {
 		switch (opt) {
 		case 'a': apath = optarg; break;
+		case 'c': coalesce = 1; break;
 		case 'd': dpath = optarg; break;
 		case 'f':
 			if (sscanf(optarg, "%li-%li", (long *)&lo,
@@ -135,7 +152,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (tpath == NULL || apath == NULL || dpath == NULL || runs < 1) {
-		fprintf(stderr, "usage: ipt-loop -t trace -a addr -d dump "
+		fprintf(stderr, "usage: ipt-loop [-c] -t trace -a addr -d dump "
 		    "[-f lo-hi] [-n runs]\n");
 		return 2;
 	}
@@ -150,13 +167,16 @@ main(int argc, char **argv)
 	free(slurp(dpath, &dlen));
 	isc = pt_iscache_alloc(NULL);
 	img = pt_image_alloc(NULL);
-	for (i = 0; i + 8 <= alen; i += 8) {
-		uint64_t a = 0;
-		int b, isid;
+	/* -c: a run of pages at consecutive addresses is one section */
+	for (i = 0; i + 8 <= alen; i = j) {
+		uint64_t a = page_addr(addrs, i);
+		int isid;
 
-		for (b = 7; b >= 0; b--)
-			a = a << 8 | addrs[i + (size_t)b];
-		isid = pt_iscache_add_file(isc, dpath, (i / 8) * 4096, 4096, a);
+		for (j = i + 8; coalesce && j + 8 <= alen &&
+		    page_addr(addrs, j) == a + (j - i) / 8 * 4096; j += 8)
+			;
+		isid = pt_iscache_add_file(isc, dpath, (i / 8) * 4096,
+		    (j - i) / 8 * 4096, a);
 		if (isid < 0 || pt_image_add_cached(img, isc, isid, NULL) < 0) {
 			fprintf(stderr, "ipt-loop: cannot map page %zu\n", i / 8);
 			return 1;

@@ -44,6 +44,21 @@ setup() {
 mod 0 0x400000 0x401000 0 - $D/dump" ]
 }
 
+@test "import-raw: --pages joins pages at consecutive addresses into one blob" {
+	# the code at 0x400000, zeros at 0x401000 and at 0x403000 (a gap)
+	{ cat "$D/code.bin"; head -c $((4096 - 0x70 + 8192)) /dev/zero; } > "$D/dump3"
+	printf '\000\000\100\000\000\000\000\000\000\020\100\000\000\000\000\000\000\060\100\000\000\000\000\000' > "$D/addr3"
+	run mt-capture import-raw --pt "$D/calls.pt" --pages "$D/addr3,$D/dump3" -o "$D/p3.snap"
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$D/p3.snap"
+	[[ "$output" == *"code blobs: 2, 12288 bytes"* ]]
+	[[ "$output" == *"blob kind 3 pid 0 0x400000 8192 bytes $D/dump3"* ]]
+	[[ "$output" == *"blob kind 3 pid 0 0x403000 4096 bytes $D/dump3"* ]]
+	run mt-decode --stats -o "$D/p3.ev" "$D/p3.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"instructions: 19"* ]]
+}
+
 @test "import-raw: a truncated address file or a short dump is an error, exit 1" {
 	printf '\000\000\100\000\000' > "$D/badaddr"
 	run mt-capture import-raw --pt "$D/calls.pt" --pages "$D/badaddr,$D/code.bin" -o "$D/x.snap"

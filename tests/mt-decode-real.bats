@@ -24,15 +24,29 @@ $1 == "ret" { if (n == 0) next; d = hex($5) - st[n]; n--
 $1 == "error" || $1 == "overflow" { n = 0 }
 END { printf "paired %d mismatched %d\n", ok, bad }'
 
+# page_ops DIR: one import-raw IMAGE operand per page of DIR/addr, so
+# every page is a section of its own, as the reference counts were made
+page_ops() {
+	od -An -v -t x8 -w8 "$1/addr" |
+		awk -v d="$1/dump" '{ printf "%s:%d-4096@0x%s\n", d, (NR - 1) * 4096, $1 }'
+}
+
 setup_file() {
 	[ -f "$RP/unzip/trace" ] || return 0
 	T="$BATS_FILE_TMPDIR"
+	# --pages joins the pages at consecutive addresses into one blob
 	mt-capture import-raw --pt "$RP/unzip/trace" \
 		--pages "$RP/unzip/addr,$RP/unzip/dump" \
 		--filter 0x400000-0x427000 -o "$T/unzip.snap"
 	mt-capture import-raw --pt "$RP/mruby/trace" \
 		--pages "$RP/mruby/addr,$RP/mruby/dump" \
 		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
+	mapfile -t ops < <(page_ops "$RP/unzip")
+	mt-capture import-raw --pt "$RP/unzip/trace" \
+		--filter 0x400000-0x427000 -o "$T/unzip-pages.snap" "${ops[@]}"
+	mapfile -t ops < <(page_ops "$RP/mruby")
+	mt-capture import-raw --pt "$RP/mruby/trace" \
+		--filter 0x400000-0x4b6000 -o "$T/mruby-pages.snap" "${ops[@]}"
 }
 
 setup() {
@@ -49,8 +63,8 @@ stat() {
 	echo "missing"
 }
 
-@test "mt-decode: unzip decodes to 149576 instructions, 46478 blocks, 0 errors" {
-	run mt-decode --stats -o "$T/unzip.ev" "$T/unzip.snap"
+@test "mt-decode: unzip, a section per page, decodes to 149576 instructions, 46478 blocks, 0 errors" {
+	run mt-decode --stats -o "$T/unzip-pages.ev" "$T/unzip-pages.snap"
 	[ "$status" -eq 0 ]
 	[ "$(stat instructions)" = 149576 ]
 	[ "$(stat blocks)" = 46478 ]
@@ -60,8 +74,8 @@ stat() {
 	[ "$(stat walk-mismatches)" = 0 ]
 }
 
-@test "mt-decode: mruby decodes to 6334131 instructions, 433487 blocks, 0 errors, 1 overflow" {
-	run mt-decode --stats -o "$T/mruby.ev" "$T/mruby.snap"
+@test "mt-decode: mruby, a section per page, decodes to 6334131 instructions, 433487 blocks, 0 errors, 1 overflow" {
+	run mt-decode --stats -o "$T/mruby-pages.ev" "$T/mruby-pages.snap"
 	[ "$status" -eq 0 ]
 	[ "$(stat instructions)" = 6334131 ]
 	[ "$(stat blocks)" = 433487 ]
@@ -96,4 +110,32 @@ stat() {
 	[ -f "$T/mruby.ev" ] || mt-decode -o "$T/mruby.ev" "$T/mruby.snap"
 	run awk 'NF >= 3 && $2 ~ /^[0-9]+$/ && $1 != "thread" && $1 != "proc" && $1 != "mod" { if ($2 + 0 < last) bad++; last = $2 + 0 } END { print bad + 0 }' "$T/mruby.ev"
 	[ "$output" = 0 ]
+}
+
+# The pages of each trace are at consecutive addresses: imported with
+# --pages they are one blob, one libipt section.  Blocks no longer end at
+# page borders, so libipt's block count is that of the plain loop mapping
+# the pages as one section (bench/ipt-loop.c -c), and the stream is the
+# same as with a section per page: relative times count instructions.
+@test "mt-decode: real traces imported with --pages as one blob: the plain libipt loop's counts, the same stream" {
+	cc -O2 -o "$T/ipt-loop" "$MT_ROOT/bench/ipt-loop.c" -lipt
+	for t in unzip:0x400000-0x427000 mruby:0x400000-0x4b6000; do
+		n=${t%%:*}
+		run mt-decode --info "$T/$n.snap"
+		[[ "$output" == *"code blobs: 1, "* ]]
+		run "$T/ipt-loop" -c -t "$RP/$n/trace" -a "$RP/$n/addr" \
+			-d "$RP/$n/dump" -f "${t#*:}"
+		[ "$status" -eq 0 ]
+		want_i=$(stat instructions)
+		want_b=$(stat blocks)
+		run "$T/ipt-loop" -t "$RP/$n/trace" -a "$RP/$n/addr" \
+			-d "$RP/$n/dump" -f "${t#*:}"
+		[ "$(stat blocks)" != "$want_b" ]	# the sections differ
+		run mt-decode --stats -o "$T/$n.ev" "$T/$n.snap"
+		[ "$status" -eq 0 ]
+		[ "$(stat instructions)" = "$want_i" ]
+		[ "$(stat blocks)" = "$want_b" ]
+		[ -f "$T/$n-pages.ev" ] || mt-decode -o "$T/$n-pages.ev" "$T/$n-pages.snap"
+		diff <(sed 2d "$T/$n-pages.ev") <(sed 2d "$T/$n.ev")
+	done
 }
