@@ -60,6 +60,24 @@ endef
 $(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
 
 BINS = $(PROGS:%=$(O)/bin/%)
+
+# The qemu backend's TCG plugin: a shared object loaded by qemu-x86_64,
+# built from mt-capture/qemu/ and the packet encoder it shares with the
+# ptrace backend, -fPIC and never sanitized (QEMU is not).  It lives in
+# $(O)/lib/mt, as in $(PREFIX)/lib/mt: mt-capture finds it at
+# ../lib/mt/mt-qemu.so from its own binary.
+QEMU_PLUGIN = $(O)/lib/mt/mt-qemu.so
+QEMU_PLUGIN_SRCS = $(sort $(wildcard mt-capture/qemu/*.c)) \
+	mt-capture/emu-pt.c mt-capture/emu-insn.c mt-capture/ring.c
+QEMU_PLUGIN_OBJS = $(QEMU_PLUGIN_SRCS:%.c=$(O)/pic/%.o)
+PIC_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -iquote common -iquote mt-capture \
+	$(CAPSTONE_CFLAGS) -pthread -fPIC -fvisibility=hidden -MMD -MP
+$(O)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PIC_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+$(QEMU_PLUGIN): $(QEMU_PLUGIN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -pthread $(LDFLAGS) -o $@ $^ $(IPT_LIBS) $(CAPSTONE_LIBS)
 PROG_LIBS = $(PROGS:%=$(O)/lib%.a)
 
 # Demo programs: built -O2 -g without sanitizers (they are targets, not mt).
@@ -78,7 +96,7 @@ UNIT_SRCS = $(sort $(wildcard tests/unit/test-*.c))
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 
 .PHONY: all check deps demo install clean bench fuzz
-all: $(BINS) $(DEMOS)
+all: $(BINS) $(QEMU_PLUGIN) $(DEMOS)
 
 $(O)/.empty.o:
 	@mkdir -p $(@D)
@@ -119,6 +137,8 @@ fuzz:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/lib/mt
+	install -m 644 $(QEMU_PLUGIN) $(DESTDIR)$(PREFIX)/lib/mt/
 	for f in docs/man/*.1; do [ -f "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man1/; done; true
 	for f in docs/man/*.5; do [ -f "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man5/; done; true
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions

@@ -64,6 +64,7 @@ enum mt_cap_backend_kind {
 	MT_CAP_BK_AUTO = 0,	/* pt if the intel_pt PMU exists, else emulate */
 	MT_CAP_BK_PT,		/* live Intel PT through perf_event_open */
 	MT_CAP_BK_EMULATE,	/* ptrace single-stepping + pt_enc (issue 7) */
+	MT_CAP_BK_QEMU,		/* qemu-user with mt's TCG plugin (issue 20) */
 };
 
 /* --timing */
@@ -160,6 +161,22 @@ struct mt_cap_backend_ops {
 				 * sideband (live PT: where a thread's trace
 				 * pauses); 0 for a single-stepping backend,
 				 * which stops the target at every step */
+	int own_triggers;	/* 1: the backend sees trigger hits itself
+				 * (mt_cap_add_hit); no uprobes are opened */
+	int no_sideband;	/* 1: no perf sideband events (the target's
+				 * addresses are not the host process's) */
+	/*
+	 * Optional, run mode: called in the forked child once the gate
+	 * opened, instead of execvp(argv).  Returns only on failure, with
+	 * errno set.
+	 */
+	void (*exec)(struct mt_cap *c);
+	/*
+	 * Optional: describe target @pid into @s (PROCESS, THREAD, MMAP,
+	 * ELF, BLOB chunks) instead of reading /proc/PID.  Returns 0 or
+	 * -MT_E_*; -MT_E_NOTFOUND keeps the previous description.
+	 */
+	int (*describe)(struct mt_cap *c, pid_t pid, struct mt_snap *s);
 	/*
 	 * Can this machine record?  Called before any target exists.  On
 	 * failure returns -MT_E_* and puts a one-line, actionable reason in
@@ -207,6 +224,10 @@ struct mt_cap_backend_ops {
 extern const struct mt_cap_backend_ops mt_cap_backend_pt;
 /* Defined by the emulate backend (mt-capture/emu.c). */
 extern const struct mt_cap_backend_ops mt_cap_backend_emulate;
+/* Defined by the qemu backend (mt-capture/qemu.c). */
+extern const struct mt_cap_backend_ops mt_cap_backend_qemu;
+/* 1 when qemu-x86_64 and mt's plugin are installed (auto for run). */
+int mt_cap_qemu_available(void);
 
 /* ---- Framework services for backends (capture.c) ---- */
 
@@ -235,6 +256,17 @@ int mt_cap_filter(const struct mt_cap *c, size_t i, const char **path,
  */
 int mt_cap_trigger_site(const struct mt_cap *c, size_t i, const char **path,
     uint64_t *offset, int *hw);
+
+/* run: the program (realpath); attach: the first target's executable. */
+const char *mt_cap_exe(const struct mt_cap *c);
+
+/*
+ * A backend with own_triggers saw trigger @trigger fire at @ip in thread
+ * @tid of @pid at perf time @time (ns); the next mt_cap_poll returns
+ * MT_CAP_EV_TRIGGER.  Returns 0 or -MT_E_NOMEM.
+ */
+int mt_cap_add_hit(struct mt_cap *c, pid_t pid, pid_t tid, uint64_t ip,
+    unsigned trigger, uint64_t time);
 
 /* Target processes: count, and pid of each. */
 size_t mt_cap_ntargets(const struct mt_cap *c);

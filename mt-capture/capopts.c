@@ -91,10 +91,12 @@ usage(FILE *fp, int attach, int full)
 	    "  -d, --duration SECONDS   snapshot after SECONDS and stop\n"
 	    "      --ready-fd N         write one byte to fd N once "
 	    "recording runs\n"
-	    "  -b, --backend NAME       pt, emulate or auto (default: pt "
-	    "if the intel_pt PMU exists)\n"
+	    "  -b, --backend NAME       pt, emulate, qemu (run only) or auto "
+	    "(default: pt if\n"
+	    "                           the intel_pt PMU exists, else qemu "
+	    "for run, else emulate)\n"
 	    "      --start-at SYMBOL    emulate: run natively until SYMBOL\n"
-	    "      --ground-truth FILE  emulate: write every executed "
+	    "      --ground-truth FILE  emulate, qemu: write every executed "
 	    "branch to FILE\n"
 	    "  -q, --quiet              no progress messages\n"
 	    "  -p, --pid PID[,PID...]   attach: the processes to record\n"
@@ -193,11 +195,13 @@ parse(struct mt_cap_opts *o, int attach, int argc, char **argv)
 				o->backend = MT_CAP_BK_PT;
 			else if (strcmp(optarg, "emulate") == 0)
 				o->backend = MT_CAP_BK_EMULATE;
+			else if (strcmp(optarg, "qemu") == 0)
+				o->backend = MT_CAP_BK_QEMU;
 			else if (strcmp(optarg, "auto") == 0)
 				o->backend = MT_CAP_BK_AUTO;
 			else {
 				warnx("unknown backend '%s' (pt, emulate, "
-				    "auto)", optarg);
+				    "qemu, auto)", optarg);
 				return -1;
 			}
 			break;
@@ -288,6 +292,12 @@ parse(struct mt_cap_opts *o, int attach, int argc, char **argv)
 		default:
 			return -1;
 		}
+	}
+	if (attach && o->backend == MT_CAP_BK_QEMU) {
+		warnx("QEMU cannot attach to a running process: use "
+		    "--backend emulate (ptrace) with attach, or start the "
+		    "program with 'mt-capture run --backend qemu'");
+		return -1;
 	}
 	if (attach) {
 		if (o->npids == 0 || optind != argc) {

@@ -194,6 +194,12 @@ mt_cap_trigger_site(const struct mt_cap *c, size_t i, const char **path,
 	return 0;
 }
 
+const char *
+mt_cap_exe(const struct mt_cap *c)
+{
+	return c->exe;
+}
+
 size_t
 mt_cap_ntargets(const struct mt_cap *c)
 {
@@ -305,8 +311,9 @@ describe(struct mt_cap *c, size_t i)
 	if (s == NULL)
 		return;
 	mt_snap_init(s);
-	if (mt_proc_describe(s, c->targets[i], c->o->all_threads,
-	    c->o->bundle, MAX_BUNDLE, &skipped) < 0 || s->nmmaps == 0) {
+	if ((c->ops->describe != NULL ? c->ops->describe(c, c->targets[i], s) :
+	    mt_proc_describe(s, c->targets[i], c->o->all_threads,
+	    c->o->bundle, MAX_BUNDLE, &skipped)) < 0 || s->nmmaps == 0) {
 		/* Gone, or a zombie without maps: keep the older one. */
 		mt_snap_release(s);
 		free(s);
@@ -505,6 +512,21 @@ check_exits(struct mt_cap *c)
 }
 
 int
+mt_cap_add_hit(struct mt_cap *c, pid_t pid, pid_t tid, uint64_t ip,
+    unsigned trigger, uint64_t time)
+{
+	struct mt_trig_hit h;
+
+	memset(&h, 0, sizeof(h));
+	h.time = time;
+	h.pid = (uint32_t)pid;
+	h.tid = (uint32_t)tid;
+	h.ip = ip;
+	h.trigger = trigger;
+	return add_hit(c, &h);
+}
+
+int
 mt_cap_poll(struct mt_cap *c, int timeout_ms)
 {
 	struct pollfd pfd[MAX_FDS];
@@ -624,7 +646,10 @@ spawn(struct mt_cap *c)
 		if (strcmp(c->o->output, "-") == 0 &&
 		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(127);
-		execvp(c->o->argv[0], c->o->argv);
+		if (c->ops->exec != NULL)
+			c->ops->exec(c);
+		else
+			execvp(c->o->argv[0], c->o->argv);
 		e = errno;
 		(void)!write(ex[1], &e, sizeof(e));
 		_exit(127);
@@ -1121,6 +1146,9 @@ choose_backend(const struct mt_cap_opts *o, int *why_auto)
 	if (o->backend == MT_CAP_BK_PT ||
 	    (o->backend == MT_CAP_BK_AUTO && has_pt))
 		return &mt_cap_backend_pt;
+	if (o->backend == MT_CAP_BK_QEMU || (o->backend == MT_CAP_BK_AUTO &&
+	    !o->attach && mt_cap_qemu_available()))
+		return &mt_cap_backend_qemu;
 	return &mt_cap_backend_emulate;
 }
 
@@ -1239,7 +1267,7 @@ setup_triggers(struct mt_cap *c)
 	if (c->nfsites > 0 && c->ops != &mt_cap_backend_pt)
 		warnx("--filter: the %s backend records every instruction; "
 		    "only live PT applies IP filters", c->ops->name);
-	if (c->nsites == 0)
+	if (c->nsites == 0 || c->ops->own_triggers)
 		return 0;
 	rc = mt_trig_open(&c->trig, c->sites, c->nsites, c->o->sysfs_root,
 	    msg, sizeof(msg));
@@ -1302,6 +1330,8 @@ setup_sideband(struct mt_cap *c)
 	char msg[512];
 	int k, rc;
 
+	if (c->ops->no_sideband)
+		return 0;
 	for (i = 0; i < c->ntargets && n < 4096; i++) {
 		k = c->o->attach ? mt_proc_threads(c->targets[i], tids + n,
 		    4096 - n) : 0;
@@ -1404,8 +1434,10 @@ mt_cap_main(const struct mt_cap_opts *o)
 	if (why_auto && !o->quiet)
 		fprintf(stderr, "mt-capture: %s\n", c->ops ==
 		    &mt_cap_backend_pt ? "using Intel PT (the intel_pt PMU "
-		    "exists)" : "no intel_pt PMU: using the emulate backend "
-		    "(software PT, much slower)");
+		    "exists)" : c->ops == &mt_cap_backend_qemu ? "no intel_pt "
+		    "PMU: using the qemu backend (software PT under "
+		    "qemu-x86_64)" : "no intel_pt PMU: using the emulate "
+		    "backend (software PT, much slower)");
 	if (c->ops == &mt_cap_backend_pt) {
 		rc = mt_pmu_read(&pmu, o->sysfs_root, "intel_pt", msg,
 		    sizeof(msg));

@@ -271,6 +271,13 @@ mt_emu_classify(const uint8_t *code, size_t n, uint64_t ip,
 	return rc;
 }
 
+int
+mt_emu_code_classify(struct mt_emu_code *c, const uint8_t *code, size_t n,
+    uint64_t ip, struct mt_emu_insn *out)
+{
+	return classify_with(c->cs, c->ci, code, n, ip, out);
+}
+
 struct mt_emu_code *
 mt_emu_code_new(pid_t pid, mt_emu_fix_fn fix, void *ctx)
 {

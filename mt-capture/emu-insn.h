@@ -67,6 +67,10 @@ void mt_emu_code_free(struct mt_emu_code *c);
  */
 int mt_emu_code_get(struct mt_emu_code *c, pid_t tid, uint64_t ip,
     struct mt_emu_insn *out);
+/* mt_emu_classify with the capstone handle of @c (no memory read, no
+ * cache): for callers that hold the code bytes themselves. */
+int mt_emu_code_classify(struct mt_emu_code *c, const uint8_t *code,
+    size_t n, uint64_t ip, struct mt_emu_insn *out);
 /* Forget every cached instruction (mappings changed). */
 void mt_emu_code_flush(struct mt_emu_code *c);
 

@@ -209,19 +209,14 @@ add_vdso(struct mt_snap *s, pid_t pid, const struct mt_proc_map *m)
 	return rc;
 }
 
-static int
-describe_maps(struct mt_snap *s, pid_t pid, int bundle, uint64_t max_elf,
-    size_t *skipped)
+int
+mt_proc_describe_maps(struct mt_snap *s, pid_t pid, char *text, size_t n,
+    int bundle, uint64_t max_elf, size_t *skipped)
 {
-	char path[64], *text, *line, *save = NULL;
+	char *line, *save = NULL;
 	struct mt_snap_text t;
-	ssize_t n;
 	int rc = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	n = slurp(path, &text, 64u << 20);
-	if (n < 0)
-		return -MT_E_NOTFOUND;
 	memset(&t, 0, sizeof(t));
 	t.kind = MT_SNAP_TEXT_MAPS;
 	t.pid = (uint32_t)pid;
@@ -262,6 +257,23 @@ describe_maps(struct mt_snap *s, pid_t pid, int bundle, uint64_t max_elf,
 		if (rc == 0 && strcmp(m.path, "[vdso]") == 0)
 			rc = add_vdso(s, pid, &m);
 	}
+	return rc;
+}
+
+static int
+describe_maps(struct mt_snap *s, pid_t pid, int bundle, uint64_t max_elf,
+    size_t *skipped)
+{
+	char path[64], *text;
+	ssize_t n;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	n = slurp(path, &text, 64u << 20);
+	if (n < 0)
+		return -MT_E_NOTFOUND;
+	rc = mt_proc_describe_maps(s, pid, text, (size_t)n, bundle, max_elf,
+	    skipped);
 	free(text);
 	return rc;
 }

@@ -44,6 +44,15 @@ int mt_proc_describe(struct mt_snap *s, pid_t pid, int all_threads,
     int bundle, uint64_t max_elf, size_t *skipped);
 
 /*
+ * The maps part of mt_proc_describe from @text (@n bytes of
+ * /proc/PID/maps lines, NUL-terminated; tokenized in place): the TEXT
+ * chunk, MMAP chunks with build-ids, ELF bundles, the vDSO.  For a
+ * backend whose target's maps are not the host process's (qemu).
+ */
+int mt_proc_describe_maps(struct mt_snap *s, pid_t pid, char *text,
+    size_t n, int bundle, uint64_t max_elf, size_t *skipped);
+
+/*
  * List the thread ids of @pid into @tids (at most @max).  Returns the
  * count, or -MT_E_NOTFOUND.
  */

@@ -1,0 +1,628 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mt's QEMU plugin (mt-qemu.so): turns the blocks a guest executes into
+ * the Intel PT packets a processor tracing user mode would have written,
+ * one ring per guest thread, in files mt-capture reads (qemu-ipc.h).
+ *
+ * At translation each block gets a struct blk: its first address, its
+ * length in instructions and what its last instruction does (capstone,
+ * through emu-insn.h; QEMU ends a block at every branch).  Each time a
+ * block runs, its exec callback knows where the previous block of that
+ * thread went, which is all PT records: a TNT bit for a conditional
+ * branch, a TIP for an indirect branch or an uncompressed return,
+ * nothing for direct jumps and calls, TIP.PGD at a system call and
+ * TIP.PGE where the thread comes back (the packet generator emu-pt.h,
+ * shared with the ptrace backend, writes the bytes).  A change of block
+ * that the last instruction cannot explain (a signal handler entered, a
+ * fault) is FUP + TIP.PGD, TIP.PGE at the new address.
+ *
+ * Every thread has its own state, reached by the vCPU index QEMU passes:
+ * guest threads are host threads, and the hot path takes no lock.
+ *
+ * The clock is virtual: one TSC tick per guest instruction, per thread (a
+ * new thread starts at its creator's clock), so two runs of the same
+ * deterministic program give the same trace (docs/emulate.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "emu-insn.h"
+#include "emu-pt.h"
+#include "qemu-ipc.h"
+#include "qmaps.h"
+#include "qplugin.h"
+#include "ring.h"
+
+#define MAX_VCPUS	MTQ_MAX_THREADS
+#define SYS_MMAP	9
+#define SYS_MPROTECT	10
+#define SYS_MUNMAP	11
+#define SYS_MREMAP	25
+#define SYS_CLONE	56
+#define SYS_FORK	57
+#define SYS_VFORK	58
+#define SYS_EXIT	60
+#define SYS_EXIT_GROUP	231
+#define SYS_CLONE3	435
+#define CLONE_VM_FLAG	0x100
+
+QP_EXPORT int qemu_plugin_version = QP_API_VERSION;
+
+/* A translated block. */
+struct blk {
+	uint64_t pc;		/* first instruction */
+	uint64_t last;		/* last instruction */
+	uint64_t fall;		/* the address after it */
+	uint64_t target;	/* direct branch target, else 0 */
+	uint32_t ninsns;	/* instructions */
+	uint8_t len;		/* bytes of the last instruction */
+	uint8_t cls;		/* enum mt_emu_cls of the last one */
+	uint8_t rep;		/* it has a rep prefix */
+	uint8_t disp0;		/* a call to the next instruction */
+};
+
+/* A guest thread. */
+struct vst {
+	struct mtq_ring *hdr;	/* shared header; the ring follows it */
+	struct mt_ring ring;	/* writes into the shared ring */
+	struct mt_emu_pt *pt;	/* packet generator; NULL: not traced */
+	const struct blk *prev;	/* the block that ran last */
+	uint64_t tsc;		/* virtual clock */
+	uint64_t insns, blocks;	/* executed so far */
+	uint32_t seen;		/* the last request it stopped for */
+	int insys;		/* inside a system call: packets off */
+	int off;		/* records nothing */
+	int started;		/* its first block ran */
+	int idx;		/* ring.N */
+	FILE *gt;		/* ground-truth log, or NULL */
+};
+
+struct opts {
+	uint64_t size;		/* ring bytes */
+	uint64_t config;	/* PT config (RTIT_CTL bits) */
+	uint64_t tsc0;		/* clock of the first thread */
+	int all_threads;	/* trace every thread, not the first only */
+	int ground_truth;	/* write gt.N */
+};
+
+static struct opts g_o;
+static char g_dir[4096];
+static struct mtq_ctl *g_ctl;
+static struct vst *g_v[MAX_VCPUS];
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct qm_trigger g_trig[QM_MAX_TRIGGERS];
+static size_t g_ntrig;
+static uint64_t g_clone_tsc;	/* creator's clock at the last clone */
+static int g_nthreads;		/* vCPUs seen */
+static pid_t g_pid;		/* the process the rings belong to */
+static struct mt_emu_code *g_code;	/* capstone for classification */
+
+static void
+gt(struct vst *v, const char *kind, uint64_t from, uint64_t to)
+{
+	if (v->gt != NULL)
+		fprintf(v->gt, "%d %s 0x%llx 0x%llx\n", (int)v->hdr->tid, kind,
+		    (unsigned long long)from, (unsigned long long)to);
+}
+
+static int
+ring_sink(void *ctx, const uint8_t *p, size_t n)
+{
+	struct vst *v = ctx;
+
+	mt_ring_write(&v->ring, p, n);
+	atomic_store_explicit(&v->hdr->written, v->ring.written,
+	    memory_order_relaxed);
+	atomic_store_explicit(&v->hdr->head, v->ring.head,
+	    memory_order_release);
+	return 0;
+}
+
+/* ---- configuration ---- */
+
+static int
+read_config(const char *dir)
+{
+	char path[4200], line[4600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/config", dir);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long a, b;
+		char file[4096];
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "snapshot-size %llu", &a) == 1)
+			g_o.size = a;
+		else if (sscanf(line, "config %llx", &a) == 1)
+			g_o.config = a;
+		else if (sscanf(line, "tsc0 %llu", &a) == 1)
+			g_o.tsc0 = a;
+		else if (sscanf(line, "all-threads %llu", &a) == 1)
+			g_o.all_threads = a != 0;
+		else if (sscanf(line, "ground-truth %llu", &a) == 1)
+			g_o.ground_truth = a != 0;
+		else if (sscanf(line, "trigger %llu %llx %4095[^\n]", &a, &b,
+		    file) == 3 && a == g_ntrig && g_ntrig < QM_MAX_TRIGGERS) {
+			g_trig[g_ntrig].offset = b;
+			g_trig[g_ntrig].path = strdup(file);
+			if (g_trig[g_ntrig].path == NULL)
+				break;
+			g_ntrig++;
+		}
+	}
+	fclose(f);
+	return g_o.size >= 4096 && (g_o.size & (g_o.size - 1)) == 0 ? 0 : -1;
+}
+
+static void *
+map_file(const char *name, size_t len, int create)
+{
+	char path[4200];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", g_dir, name);
+	fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0),
+	    0600);
+	if (fd < 0)
+		return NULL;
+	if (create && ftruncate(fd, (off_t)len) < 0) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- threads ---- */
+
+/* The first block of a thread ran: make its ring (on its own thread). */
+static void
+thread_start(struct vst *v)
+{
+	char name[32];
+	void *p;
+
+	v->started = 1;
+	pthread_mutex_lock(&g_lock);
+	v->idx = (int)atomic_load(&g_ctl->nrings);
+	pthread_mutex_unlock(&g_lock);
+	snprintf(name, sizeof(name), "ring.%d", v->idx);
+	p = map_file(name, MTQ_HDR_SIZE + g_o.size, 1);
+	if (p == NULL) {
+		v->off = 1;
+		return;
+	}
+	v->hdr = p;
+	v->hdr->magic = MTQ_MAGIC;
+	v->hdr->tid = (uint32_t)syscall(SYS_gettid);
+	v->hdr->size = g_o.size;
+	if (mt_ring_init_mapped(&v->ring, (uint8_t *)p + MTQ_HDR_SIZE,
+	    g_o.size) < 0 || (v->pt = mt_emu_pt_new(g_o.config, ring_sink,
+	    v)) == NULL) {
+		v->off = 1;
+		return;
+	}
+	if (g_o.ground_truth) {
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s/gt.%d", g_dir, v->idx);
+		v->gt = fopen(path, "we");
+	}
+	/* Publish the ring only once it is complete. */
+	atomic_store(&v->hdr->state, MTQ_T_RUN);
+	pthread_mutex_lock(&g_lock);
+	atomic_store(&g_ctl->nrings, (uint32_t)v->idx + 1);
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void
+thread_end(struct vst *v)
+{
+	if (v->pt != NULL) {
+		if (mt_emu_pt_enabled(v->pt) && v->prev != NULL)
+			mt_emu_pt_async_disable(v->pt, v->prev->fall, v->tsc);
+		mt_emu_pt_flush(v->pt);
+	}
+	if (v->hdr != NULL) {
+		atomic_store(&v->hdr->insns, v->insns);
+		atomic_store(&v->hdr->blocks, v->blocks);
+		atomic_store(&v->hdr->state, MTQ_T_EXITED);
+	}
+	if (v->gt != NULL) {
+		fclose(v->gt);
+		v->gt = NULL;
+	}
+	v->off = 1;
+}
+
+static void
+vcpu_init(qp_id_t id, unsigned int vcpu)
+{
+	struct vst *v;
+
+	(void)id;
+	if (vcpu >= MAX_VCPUS)
+		return;
+	v = calloc(1, sizeof(*v));
+	if (v == NULL)
+		return;
+	pthread_mutex_lock(&g_lock);
+	/* QEMU reuses the index of a thread that ended. */
+	if (g_v[vcpu] != NULL && !g_v[vcpu]->off)
+		thread_end(g_v[vcpu]);
+	v->tsc = g_nthreads == 0 ? g_o.tsc0 :
+	    __atomic_load_n(&g_clone_tsc, __ATOMIC_RELAXED);
+	v->off = g_nthreads > 0 && !g_o.all_threads;
+	v->seen = atomic_load(&g_ctl->release);
+	g_nthreads++;
+	g_v[vcpu] = v;
+	pthread_mutex_unlock(&g_lock);
+}
+
+/* ---- stopping for a snapshot ---- */
+
+static void
+pause_us(long us)
+{
+	struct timespec ts = { 0, us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * A snapshot was requested: end the packets before @pc (unless a system
+ * call already did), publish the head, acknowledge and wait for the
+ * release; then resume the packets at @pc.
+ */
+static void
+park(struct vst *v, uint64_t pc)
+{
+	uint32_t r = atomic_load(&g_ctl->req);
+	int was_on = v->pt != NULL && mt_emu_pt_enabled(v->pt);
+
+	if (was_on) {
+		mt_emu_pt_async_disable(v->pt, pc, v->tsc);
+		gt(v, "stop", pc, 0);
+	}
+	if (v->pt != NULL)
+		mt_emu_pt_flush(v->pt);
+	if (v->gt != NULL)
+		fflush(v->gt);
+	atomic_store(&v->hdr->insns, v->insns);
+	atomic_store(&v->hdr->blocks, v->blocks);
+	atomic_store(&v->hdr->tsc, v->tsc);
+	atomic_store(&v->hdr->ack, r);
+	v->seen = r;
+	while ((int32_t)(atomic_load(&g_ctl->release) - r) < 0 &&
+	    !atomic_load(&g_ctl->off)) {
+		if (getppid() == 1)	/* mt-capture is gone */
+			atomic_store(&g_ctl->off, 1);
+		pause_us(100);
+	}
+	if (atomic_load(&g_ctl->off)) {
+		thread_end(v);
+		return;
+	}
+	if (was_on) {
+		gt(v, "start", 0, pc);
+		mt_emu_pt_enable(v->pt, pc, v->tsc);
+	}
+}
+
+/* ---- execution ---- */
+
+/* The previous block @p of @v was followed by @next. */
+static void
+follow(struct vst *v, const struct blk *p, uint64_t next)
+{
+	struct mt_emu_pt *pt = v->pt;
+
+	/* QEMU moved the last instruction into the next block (it crosses
+	 * a page, or it is a rep string instruction going round): it did
+	 * not run here. */
+	if (next == p->last && next != p->target && p->ninsns > 1) {
+		v->tsc--;
+		return;
+	}
+	switch (p->cls) {
+	case MT_EMU_I_OTHER:
+		if (next == p->fall || (p->rep && next == p->last))
+			return;
+		break;
+	case MT_EMU_I_JCC:
+		if (next != p->target && next != p->fall)
+			break;
+		gt(v, next != p->fall ? "jcc" : "jcc-nt", p->last, next);
+		mt_emu_pt_branch(pt, MT_EMU_PT_COND, p->last, p->len, next, 0,
+		    v->tsc);
+		return;
+	case MT_EMU_I_JMP:
+		if (next != p->target)
+			break;
+		gt(v, "jmp", p->last, next);
+		return;
+	case MT_EMU_I_CALL:
+		if (next != p->target)
+			break;
+		gt(v, "call", p->last, next);
+		mt_emu_pt_branch(pt, MT_EMU_PT_CALL, p->last, p->len, next,
+		    !p->disp0, v->tsc);
+		return;
+	case MT_EMU_I_JMP_IND:
+	case MT_EMU_I_FAR:
+		gt(v, p->cls == MT_EMU_I_FAR ? "far" : "ijmp", p->last, next);
+		mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, p->last, p->len, next,
+		    0, v->tsc);
+		return;
+	case MT_EMU_I_CALL_IND:
+		gt(v, "icall", p->last, next);
+		mt_emu_pt_branch(pt, MT_EMU_PT_CALL_IND, p->last, p->len, next,
+		    1, v->tsc);
+		return;
+	case MT_EMU_I_RET:
+		gt(v, "ret", p->last, next);
+		mt_emu_pt_branch(pt, MT_EMU_PT_RET, p->last, p->len, next, 0,
+		    v->tsc);
+		return;
+	case MT_EMU_I_SYSCALL:
+		if (!v->insys)
+			break;
+		v->insys = 0;
+		gt(v, "sysret", 0, next);
+		mt_emu_pt_enable(pt, next, v->tsc);
+		return;
+	default:
+		break;
+	}
+	/* Not what the last instruction does: the kernel's doing (a signal
+	 * handler entered, a fault, int3).  Asynchronous, as hardware shows
+	 * it: the last instruction did not complete. */
+	atomic_fetch_add_explicit(&g_ctl->odd, 1, memory_order_relaxed);
+	gt(v, "async", p->last, next);
+	if (v->insys) {
+		v->insys = 0;	/* a signal interrupted the system call */
+	} else {
+		mt_emu_pt_async_disable(pt, p->last, v->tsc);
+	}
+	mt_emu_pt_enable(pt, next, v->tsc);
+}
+
+static void
+tb_exec(unsigned int vcpu, void *udata)
+{
+	const struct blk *b = udata;
+	struct vst *v = vcpu < MAX_VCPUS ? g_v[vcpu] : NULL;
+
+	if (v == NULL || v->off)
+		return;
+	if (!v->started) {
+		thread_start(v);
+		if (v->off)
+			return;
+		gt(v, "start", 0, b->pc);
+		mt_emu_pt_enable(v->pt, b->pc, v->tsc);
+	} else {
+		if (v->insys)
+			atomic_store(&v->hdr->state, MTQ_T_RUN);
+		if (atomic_load_explicit(&g_ctl->req, memory_order_relaxed) !=
+		    v->seen && v->insys) {
+			park(v, b->pc);
+			if (v->off)
+				return;
+		}
+		follow(v, v->prev, b->pc);
+		mt_emu_pt_tick(v->pt, b->pc, v->tsc);
+	}
+	if (atomic_load_explicit(&g_ctl->req, memory_order_relaxed) !=
+	    v->seen) {
+		park(v, b->pc);
+		if (v->off)
+			return;
+	}
+	v->prev = b;
+	v->tsc += b->ninsns;
+	v->insns += b->ninsns;
+	v->blocks++;
+}
+
+/* A trigger's instruction runs: note the hit, ask for a snapshot. */
+static void
+trigger_exec(unsigned int vcpu, void *udata)
+{
+	size_t i = (size_t)(uintptr_t)udata;
+	struct vst *v = vcpu < MAX_VCPUS ? g_v[vcpu] : NULL;
+	uint32_t n, slot;
+
+	if (v == NULL || v->off || v->hdr == NULL)
+		return;
+	n = atomic_fetch_add(&g_ctl->nhits, 1);
+	slot = n % MTQ_MAX_HITS;
+	g_ctl->hits[slot].tsc = v->tsc;
+	g_ctl->hits[slot].tid = v->hdr->tid;
+	g_ctl->hits[slot].trigger = (uint32_t)i;
+	g_ctl->hits[slot].ip = qm_trigger_addr(i);
+	atomic_store(&g_ctl->hit_ready[slot], n + 1);
+	/* Only the first hit since the last release asks for a snapshot;
+	 * the thread stops at its next block. */
+	{
+		uint32_t r = atomic_load(&g_ctl->release);
+
+		atomic_compare_exchange_strong(&g_ctl->req, &r, r + 1);
+	}
+}
+
+static void
+syscall_enter(qp_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
+    uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
+    uint64_t a7, uint64_t a8)
+{
+	struct vst *v = vcpu < MAX_VCPUS ? g_v[vcpu] : NULL;
+
+	(void)id; (void)a2; (void)a3; (void)a4; (void)a5; (void)a6;
+	(void)a7; (void)a8;
+	if (num == SYS_CLONE || num == SYS_CLONE3)
+		__atomic_store_n(&g_clone_tsc, v != NULL ? v->tsc : 0,
+		    __ATOMIC_RELAXED);
+	(void)a1;
+	if (v == NULL || v->off || v->pt == NULL)
+		return;
+	if (v->prev != NULL && v->prev->cls == MT_EMU_I_SYSCALL) {
+		gt(v, "syscall", v->prev->last, 0);
+		mt_emu_pt_disable(v->pt, v->tsc);
+	} else {
+		/* Not at a syscall instruction: end where the block did. */
+		mt_emu_pt_async_disable(v->pt, v->prev != NULL ?
+		    v->prev->last : 0, v->tsc);
+	}
+	mt_emu_pt_flush(v->pt);
+	v->insys = 1;
+	if (num == SYS_EXIT || num == SYS_EXIT_GROUP) {
+		if (num == SYS_EXIT_GROUP)
+			atomic_store(&g_ctl->exited, 1);
+		thread_end(v);
+		return;
+	}
+	atomic_store(&v->hdr->tsc, v->tsc);
+	atomic_store(&v->hdr->state, MTQ_T_SYSCALL);
+}
+
+static void
+syscall_return(qp_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
+{
+	size_t i;
+
+	(void)id;
+	(void)vcpu;
+	if (num == SYS_MMAP || num == SYS_MPROTECT || num == SYS_MUNMAP ||
+	    num == SYS_MREMAP)
+		qm_changed();
+	/* The child of fork(2) runs a copy of this plugin: it must not
+	 * write the parent's rings. */
+	if ((num == SYS_FORK || num == SYS_VFORK || num == SYS_CLONE ||
+	    num == SYS_CLONE3) && ret == 0 && getpid() != g_pid) {
+		for (i = 0; i < MAX_VCPUS; i++)
+			if (g_v[i] != NULL) {
+				g_v[i]->off = 1;
+				g_v[i]->gt = NULL;
+			}
+	}
+}
+
+/* ---- translation ---- */
+
+static void
+tb_trans(qp_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb), i, k, len = 0;
+	struct qemu_plugin_insn *last;
+	struct mt_emu_insn in;
+	uint8_t code[4096];
+	struct blk *b;
+
+	(void)id;
+	if (n == 0 || (b = calloc(1, sizeof(*b))) == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		size_t sz = qemu_plugin_insn_size(insn);
+
+		if (len + sz <= sizeof(code)) {
+			memcpy(code + len, qemu_plugin_insn_data(insn), sz);
+			len += sz;
+		}
+	}
+	last = qemu_plugin_tb_get_insn(tb, n - 1);
+	b->pc = qemu_plugin_tb_vaddr(tb);
+	b->last = qemu_plugin_insn_vaddr(last);
+	b->ninsns = (uint32_t)n;
+	qm_block(b->pc, qemu_plugin_insn_haddr(qemu_plugin_tb_get_insn(tb, 0)),
+	    code, len);
+	memset(&in, 0, sizeof(in));
+	if (mt_emu_code_classify(g_code, qemu_plugin_insn_data(last),
+	    qemu_plugin_insn_size(last), b->last, &in) < 0)
+		in.cls = MT_EMU_I_BAD;
+	b->len = (uint8_t)qemu_plugin_insn_size(last);
+	b->fall = b->last + b->len;
+	b->cls = in.cls;
+	b->target = in.target;
+	b->rep = in.rep;
+	b->disp0 = in.disp0;
+	atomic_fetch_add_explicit(&g_ctl->translated, 1, memory_order_relaxed);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QP_CB_NO_REGS, b);
+	for (k = 0; k < g_ntrig; k++) {
+		uint64_t a = qm_trigger_addr(k);
+
+		for (i = 0; a != 0 && i < n; i++) {
+			struct qemu_plugin_insn *insn =
+			    qemu_plugin_tb_get_insn(tb, i);
+
+			if (qemu_plugin_insn_vaddr(insn) == a)
+				qemu_plugin_register_vcpu_insn_exec_cb(insn,
+				    trigger_exec, QP_CB_NO_REGS,
+				    (void *)(uintptr_t)k);
+		}
+	}
+}
+
+static void
+at_exit(qp_id_t id, void *udata)
+{
+	size_t i;
+
+	(void)id;
+	(void)udata;
+	if (getpid() != g_pid)
+		return;
+	atomic_store(&g_ctl->exited, 1);
+	for (i = 0; i < MAX_VCPUS; i++)
+		if (g_v[i] != NULL && g_v[i]->gt != NULL)
+			fflush(g_v[i]->gt);
+}
+
+QP_EXPORT int
+qemu_plugin_install(qp_id_t id, const struct qp_info *info, int argc,
+    char **argv)
+{
+	int i;
+
+	if (info->system_emulation) {
+		fprintf(stderr, "mt-qemu: for qemu-user only\n");
+		return -1;
+	}
+	for (i = 0; i < argc; i++)
+		if (strncmp(argv[i], "dir=", 4) == 0)
+			snprintf(g_dir, sizeof(g_dir), "%s", argv[i] + 4);
+	if (g_dir[0] == '\0' || read_config(g_dir) < 0) {
+		fprintf(stderr, "mt-qemu: needs dir=DIR holding mt-capture's "
+		    "config\n");
+		return -1;
+	}
+	g_ctl = map_file("ctl", sizeof(struct mtq_ctl), 0);
+	g_code = mt_emu_code_new(0, NULL, NULL);
+	if (g_ctl == NULL || g_ctl->magic != MTQ_MAGIC || g_code == NULL ||
+	    qm_init(g_dir, g_trig, g_ntrig) < 0) {
+		fprintf(stderr, "mt-qemu: cannot open '%s/ctl'\n", g_dir);
+		return -1;
+	}
+	g_pid = getpid();
+	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_vcpu_syscall_cb(id, syscall_enter);
+	qemu_plugin_register_vcpu_syscall_ret_cb(id, syscall_return);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin's view of the guest's code: which mappings hold translated
+ * code (written to DIR/maps in /proc/PID/maps form, at guest addresses),
+ * the code bytes of blocks outside file mappings (DIR/code, for JIT code),
+ * and the guest addresses of the triggers, resolved when the mapping that
+ * holds them first runs.  Called at translation time only, which QEMU
+ * serializes; a mutex guards it all the same.
+ */
+#ifndef MT_QEMU_QMAPS_H
+#define MT_QEMU_QMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QM_MAX_TRIGGERS 16
+
+struct qm_trigger {
+	uint64_t offset;	/* file offset of the instruction */
+	char *path;		/* the file (realpath); owned */
+	uint64_t addr;		/* guest address, 0 until its mapping runs */
+};
+
+/*
+ * Start: @dir is the shared directory; triggers come from the config.
+ * Returns 0 or -1 (errno set).
+ */
+int qm_init(const char *dir, struct qm_trigger *trig, size_t ntrig);
+
+/*
+ * A block at guest address @vaddr, host address @haddr, @len code bytes
+ * at @code was translated: learn its mapping (rereading /proc/self/maps
+ * when it is new), record its bytes when the mapping is not a file.
+ * Returns 1 when the set of mappings changed (triggers may have been
+ * resolved), else 0.
+ */
+int qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code,
+    size_t len);
+
+/* The guest's mappings may have changed (mmap, munmap, mprotect, mremap
+ * returned): the next translation rereads them. */
+void qm_changed(void);
+
+/* Trigger @i's guest address, or 0 when not known yet. */
+uint64_t qm_trigger_addr(size_t i);
+
+#endif /* MT_QEMU_QMAPS_H */
