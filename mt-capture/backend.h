@@ -237,6 +237,10 @@ const struct mt_snap_ptcfg *mt_cap_ptcfg(const struct mt_cap *c);
 /* perf time conversion from the sideband event's mmap page (may be
  * all zero with cap_user_time_zero 0 when the kernel gives none). */
 const struct mt_snap_timeconv *mt_cap_timeconv(const struct mt_cap *c);
+/* Ring sizes fitted to the locked-memory budget (perfenv.h): the live
+ * PT backend maps plan->pt_pages data pages and plan->aux_bytes of AUX. */
+struct mt_perf_plan;
+const struct mt_perf_plan *mt_cap_plan(const struct mt_cap *c);
 /* The backend's private state: set once by probe, read anywhere. */
 void mt_cap_set_priv(struct mt_cap *c, void *priv);
 void *mt_cap_priv(const struct mt_cap *c);

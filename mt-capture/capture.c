@@ -30,6 +30,7 @@
 #include "sideband.h"
 #include "snap.h"
 #include "backend.h"
+#include "perfenv.h"
 #include "proc.h"
 #include "ptattr.h"
 #include "sbevent.h"
@@ -38,7 +39,9 @@
 #include "trigger.h"
 
 #define MT_VERSION_STR	"0.1"
-#define SB_DATA_PAGES	128		/* 512 KiB sideband ring per CPU */
+#define SB_DATA_PAGES	32		/* 128 KiB sideband ring per CPU,
+					 * drained every 100 ms or so */
+#define PT_DATA_PAGES	2		/* the PT events' own records */
 #define MAX_BUNDLE	(512ull << 20)	/* bigger ELF files are not bundled */
 #define MAX_FDS		1024
 #define MAX_HITS	4096		/* hits kept between snapshots */
@@ -56,6 +59,8 @@ struct mt_cap {
 	void *priv;
 	struct mt_snap_ptcfg ptcfg;
 	struct mt_snap_timeconv timeconv;
+	struct mt_perf_plan plan;	/* ring sizes, fitted to the
+					 * locked-memory budget */
 	uint32_t max_nonturbo_ratio;
 	char exe[PATH_MAX];	/* run: the program; attach: first target's */
 
@@ -1341,7 +1346,7 @@ setup_sideband(struct mt_cap *c)
 		}
 		n += (size_t)k;
 	}
-	rc = mt_sbev_open(&c->sb, tids, n, SB_DATA_PAGES, c->o->kernel,
+	rc = mt_sbev_open(&c->sb, tids, n, c->plan.sb_pages, c->o->kernel,
 	    c->ops->switch_sideband, msg, sizeof(msg));
 	if (rc < 0) {
 		warnx("%s", msg);
@@ -1349,6 +1354,51 @@ setup_sideband(struct mt_cap *c)
 	}
 	(void)mt_sbev_timeconv(c->sb, &c->timeconv);
 	return 0;
+}
+
+/*
+ * Size the perf rings to what they need and fit them to the locked-memory
+ * budget before any is mapped (perfenv.h): shrink, saying so, or refuse
+ * with the numbers.  Buffers of threads created later are not counted.
+ */
+static int
+plan_rings(struct mt_cap *c)
+{
+	struct mt_perf_plan *p = &c->plan;
+	struct mt_perfenv e;
+	pid_t tids[4096];
+	char msg[1024];
+	size_t i;
+	int k, rc;
+
+	mt_perfenv_read(&e, c->o->sysfs_root);
+	memset(p, 0, sizeof(*p));
+	p->page = (size_t)sysconf(_SC_PAGESIZE);
+	p->sb_rings = (size_t)e.ncpus;
+	p->sb_pages = SB_DATA_PAGES;
+	p->pt_pages = PT_DATA_PAGES;
+	p->aux_bytes = c->o->snapshot_size;
+	for (i = 0; i < c->o->ntriggers; i++)
+		if (strncmp(c->o->triggers[i], "hw:", 3) != 0)
+			p->trig_rings += (size_t)e.ncpus;
+	if (c->ops == &mt_cap_backend_pt && c->ptcfg.per_cpu)
+		p->pt_bufs = (size_t)e.ncpus;
+	else if (c->ops == &mt_cap_backend_pt)
+		for (i = 0; i < c->ntargets; i++) {
+			k = c->o->attach && c->o->all_threads ?
+			    mt_proc_threads(c->targets[i], tids, 4096) : 1;
+			p->pt_bufs += k > 0 ? (size_t)k : 1;
+		}
+	rc = mt_perfenv_plan(&e, p, msg, sizeof(msg));
+	if (rc < 0 || (msg[0] != '\0' && !c->o->quiet))
+		warnx("%s", msg);
+	return rc;
+}
+
+const struct mt_perf_plan *
+mt_cap_plan(const struct mt_cap *c)
+{
+	return &c->plan;
 }
 
 static int
@@ -1359,11 +1409,12 @@ setup_buffers(struct mt_cap *c)
 	int k, j, rc;
 
 	if (c->ptcfg.per_cpu) {
-		long n = sysconf(_SC_NPROCESSORS_CONF);
+		int cpus[4096];
+		int n = mt_perfenv_online_cpus(c->o->sysfs_root, cpus, 4096);
 
 		for (j = 0; j < n; j++)
-			if ((rc = mt_cap_buf_add(c, -1, -1, j, NULL)) < 0 &&
-			    rc != -MT_E_NOTFOUND)
+			if ((rc = mt_cap_buf_add(c, -1, -1, cpus[j],
+			    NULL)) < 0 && rc != -MT_E_NOTFOUND)
 				return rc;
 		return 0;
 	}
@@ -1463,8 +1514,8 @@ mt_cap_main(const struct mt_cap_opts *o)
 		c->ops = NULL;
 		return 1;
 	}
-	if (setup_targets(c) < 0 || setup_triggers(c) < 0 ||
-	    setup_sideband(c) < 0)
+	if (setup_targets(c) < 0 || plan_rings(c) < 0 ||
+	    setup_triggers(c) < 0 || setup_sideband(c) < 0)
 		goto out;
 	for (i = 0; i < c->ntargets; i++) {
 		msg[0] = '\0';

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "perfenv.h"
 
 #define CAP_BIT_IPC_LOCK	14
@@ -227,4 +228,84 @@ mt_perfenv_hint(int err, enum mt_perfenv_stage stage, const char *what,
 	else
 		snprintf(msg, msgsz, "cannot map %s: %s", what,
 		    strerror(err));
+}
+
+static uint64_t
+plan_need(const struct mt_perf_plan *p)
+{
+	return (uint64_t)p->trig_rings * 2 +
+	    (uint64_t)p->sb_rings * (p->sb_pages + 1) +
+	    (uint64_t)p->pt_bufs * (p->pt_pages + 1 + p->aux_bytes / p->page);
+}
+
+static unsigned long long
+kib(uint64_t pages, size_t page)
+{
+	return (unsigned long long)(pages * page >> 10);
+}
+
+int
+mt_perfenv_plan(const struct mt_perfenv *e, struct mt_perf_plan *p,
+    char *msg, size_t msgsz)
+{
+	uint64_t want_aux = p->aux_bytes, user, lock;
+	size_t want_sb = p->sb_pages;
+	char ml[32];
+
+	msg[0] = '\0';
+	p->shrunk = 0;
+	p->need = plan_need(p);
+	if (mt_perfenv_unlimited_lock(e) || e->memlock == UINT64_MAX) {
+		p->allow = UINT64_MAX;
+		return 0;
+	}
+	/* perf_mmap: mlock_kb in pages, times the online CPUs ... */
+	user = e->mlock_kb * 1024 / p->page * (uint64_t)e->ncpus;
+	/* ... then RLIMIT_MEMLOCK for the rest. */
+	lock = e->memlock / p->page;
+	p->allow = user + lock;
+	while (p->need > p->allow) {
+		if (p->sb_pages > MT_PERF_PLAN_SB_MIN)
+			p->sb_pages /= 2;
+		else if (p->pt_bufs > 0 && p->pt_pages > 1)
+			p->pt_pages /= 2;
+		else if (p->pt_bufs > 0 && p->aux_bytes > MT_PERF_PLAN_AUX_MIN &&
+		    p->aux_bytes / 2 >= p->page)
+			p->aux_bytes /= 2;
+		else
+			break;
+		p->shrunk = 1;
+		p->need = plan_need(p);
+	}
+	snprintf(ml, sizeof(ml), "%llu KiB", (unsigned long long)(e->memlock
+	    >> 10));
+	if (p->need > p->allow) {
+		snprintf(msg, msgsz, "locked memory: the perf rings need %llu "
+		    "KiB (%zu sideband rings of %llu KiB, %zu PT buffers of "
+		    "%llu KiB + %llu KiB data, %zu trigger rings of %llu "
+		    "KiB) even at their smallest, but this user may lock "
+		    "%llu KiB (kernel.perf_event_mlock_kb %llu KiB x %d "
+		    "CPUs, less what other perf users of this uid hold, + "
+		    "ulimit -l %s): raise ulimit -l or "
+		    "kernel.perf_event_mlock_kb, run with CAP_IPC_LOCK, or "
+		    "trace fewer threads", kib(p->need, p->page),
+		    p->sb_rings, kib(p->sb_pages + 1, p->page), p->pt_bufs,
+		    (unsigned long long)(p->aux_bytes >> 10),
+		    kib(p->pt_pages + 1, p->page), p->trig_rings,
+		    kib(2, p->page), kib(p->allow, p->page),
+		    (unsigned long long)e->mlock_kb, e->ncpus, ml);
+		return -MT_E_LIMIT;
+	}
+	if (p->shrunk)
+		snprintf(msg, msgsz, "locked memory: shrank the rings to fit "
+		    "%llu KiB (kernel.perf_event_mlock_kb %llu KiB x %d CPUs "
+		    "+ ulimit -l %s): sideband %llu KiB per CPU (wanted "
+		    "%llu), PT %llu KiB per buffer (wanted %llu); raise "
+		    "ulimit -l or run with CAP_IPC_LOCK for the full size",
+		    kib(p->allow, p->page), (unsigned long long)e->mlock_kb,
+		    e->ncpus, ml, kib(p->sb_pages, p->page),
+		    kib(want_sb, p->page),
+		    (unsigned long long)(p->aux_bytes >> 10),
+		    (unsigned long long)(want_aux >> 10));
+	return 0;
 }

@@ -63,6 +63,43 @@ int mt_perfenv_parse_cpus(const char *list, int *cpus, int max);
  */
 int mt_perfenv_online_cpus(const char *root, int *cpus, int max);
 
+/*
+ * The locked-memory budget of a capture, computed before any ring is
+ * mapped.  The kernel charges each data ring 1 + n pages and each AUX
+ * ring n pages to the user's allowance of perf_event_mlock_kb x online
+ * CPUs, and what exceeds it to RLIMIT_MEMLOCK (unless CAP_IPC_LOCK or
+ * paranoid -1).  The allowance is per user, shared with any other perf
+ * user of the same uid, which mt-capture cannot see.
+ */
+struct mt_perf_plan {
+	/* In: what the capture maps. */
+	size_t page;		/* page size, bytes */
+	size_t sb_rings;	/* sideband rings (one per online CPU) */
+	size_t trig_rings;	/* trigger rings, 1 data page each */
+	size_t pt_bufs;		/* live PT buffers; 0 for other backends */
+	/* In: the sizes wanted; out: the sizes to use. */
+	size_t sb_pages;	/* data pages per sideband ring (power of 2) */
+	size_t pt_pages;	/* data pages per PT buffer (power of 2) */
+	uint64_t aux_bytes;	/* AUX bytes per PT buffer (power of 2) */
+	/* Out. */
+	uint64_t need;		/* pages the rings charge */
+	uint64_t allow;		/* pages allowed; UINT64_MAX: no limit */
+	int shrunk;		/* sizes were reduced to fit */
+};
+
+#define MT_PERF_PLAN_SB_MIN	8	/* sideband pages per ring, at least */
+#define MT_PERF_PLAN_AUX_MIN	(64u << 10)	/* AUX bytes, at least */
+
+/*
+ * Fit @p to the budget of @e (with e->ncpus online CPUs).  Shrinks the
+ * sideband rings, then the PT data rings, then the AUX rings (halving, not
+ * below the minimums) until they fit.  Returns 0 with @msg "" (fits) or
+ * a one-line note of what was shrunk; or -MT_E_LIMIT with @msg giving the
+ * pages needed and allowed and the knobs to turn.
+ */
+int mt_perfenv_plan(const struct mt_perfenv *e, struct mt_perf_plan *p,
+    char *msg, size_t msgsz);
+
 /* Where a perf call failed, for mt_perfenv_hint. */
 enum mt_perfenv_stage {
 	MT_PERFENV_OPEN = 0,	/* perf_event_open */

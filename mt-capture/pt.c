@@ -42,8 +42,6 @@
 #include "sbevent.h"
 #include "sysfs.h"
 
-#define PT_DATA_PAGES 16
-
 struct pt_priv {
 	struct mt_pmu pmu;
 	size_t page;
@@ -345,7 +343,7 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 		buf_free(pb, p->page);
 		return -MT_E_UNSUPP;
 	}
-	pb->base_len = (1 + PT_DATA_PAGES) * p->page;
+	pb->base_len = (1 + mt_cap_plan(c)->pt_pages) * p->page;
 	stage = MT_PERFENV_MAP;
 	what = "the intel_pt data ring";
 	pb->base = mmap(NULL, pb->base_len, PROT_READ | PROT_WRITE,
@@ -355,7 +353,7 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 		goto fail_errno;
 	}
 	pg = pb->base;
-	pb->aux_len = (size_t)o->snapshot_size;
+	pb->aux_len = (size_t)mt_cap_plan(c)->aux_bytes;
 	pg->aux_offset = pb->base_len;
 	pg->aux_size = pb->aux_len;
 	/* PROT_READ only: overwrite (snapshot) mode (REFERENCE §2.3). */

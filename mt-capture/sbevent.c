@@ -109,18 +109,6 @@ open_sb(struct mt_sbev *s, struct perf_event_attr *a, pid_t tid, int cpu)
 	return fd;
 }
 
-static int
-online_cpus(int *cpus, int max)
-{
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-	int i, k = 0;
-
-	/* Offline CPUs refuse perf_event_open with ENODEV: skip them. */
-	for (i = 0; i < n && k < max; i++)
-		cpus[k++] = i;
-	return k;
-}
-
 int
 mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
     size_t data_pages, int kernel, int switches, char *msg, size_t msgsz)
@@ -135,7 +123,8 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 	    (data_pages & (data_pages - 1)) != 0)
 		return -MT_E_INVAL;
 	s = calloc(1, sizeof(*s));
-	ncpus = online_cpus(cpus, 1024);
+	/* Offline CPUs would refuse with ENODEV. */
+	ncpus = mt_perfenv_online_cpus("", cpus, 1024);
 	if (s == NULL || (s->rings = calloc((size_t)ncpus,
 	    sizeof(*s->rings))) == NULL) {
 		free(s);

@@ -120,3 +120,64 @@ setup() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"cannot map the intel_pt AUX ring: Cannot allocate memory; "*"use a smaller --snapshot-size"* ]]
 }
+
+# as root without CAP_IPC_LOCK, so the locked-memory limits apply
+NO_IPC_LOCK=(setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock)
+
+budget_tree() {
+	cp -r "$FP/sys" "$BATS_TEST_TMPDIR/sys"
+	mkdir -p "$BATS_TEST_TMPDIR/sys/sys/devices/system/cpu"
+	echo "$1" > "$BATS_TEST_TMPDIR/sys/sys/devices/system/cpu/online"
+}
+
+@test "mt-capture: with CAP_IPC_LOCK the rings are sized to need, not shrunk" {
+	run with_fakept FAKEPT_FAKE_DATA=1 -- mt-capture run --backend pt \
+	    -o "$BATS_TEST_TMPDIR/x.snap" -- true
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"locked memory"* ]]
+	# sideband 1 + 32 pages per online CPU, PT 1 + 2 data pages, 4 MiB AUX
+	run grep -c '^mmap data .* len=135168 ' "$L"
+	[ "$output" -eq "$(nproc)" ]
+	grep -q '^mmap pt-data .* len=12288 ' "$L"
+	grep -q '^mmap aux .* len=4194304 ' "$L"
+}
+
+@test "mt-capture: over the locked-memory budget the rings shrink, saying so" {
+	[ "$(cat /proc/sys/kernel/perf_event_mlock_kb)" -eq 516 ] ||
+	    skip "the numbers assume kernel.perf_event_mlock_kb = 516"
+	[ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 0 ] ||
+	    skip "paranoid -1 lifts the limit"
+	budget_tree 0-1
+	run with_fakept FAKEPT_FAKE_DATA=1 \
+	    MT_SYSFS_ROOT="$BATS_TEST_TMPDIR/sys" -- "${NO_IPC_LOCK[@]}" \
+	    bash -c 'ulimit -l 64 && exec "$@"' _ mt-capture run --backend pt -o "$BATS_TEST_TMPDIR/x.snap" -- true
+	[ "$status" -eq 0 ]
+	# 516 KiB x 2 CPUs + 64 KiB = 274 pages: sideband 2 x (1 + 8),
+	# PT 1 + 1 data and 128 AUX pages (256 would be 276)
+	[[ "${lines[0]}" == "mt-capture: locked memory: shrank the rings to fit 1096 KiB (kernel.perf_event_mlock_kb 516 KiB x 2 CPUs + ulimit -l 64 KiB): sideband 32 KiB per CPU (wanted 128), PT 512 KiB per buffer (wanted 4096)"* ]]
+	grep -q '^mmap data .* len=36864 ' "$L"
+	grep -q '^mmap pt-data .* len=8192 ' "$L"
+	grep -q '^mmap aux .* len=524288 ' "$L"
+	run mt-decode --info "$BATS_TEST_TMPDIR/x.snap"
+	[ "$status" -eq 0 ]
+}
+
+@test "mt-capture: when even the smallest rings do not fit, it refuses before touching the targets" {
+	[ "$(cat /proc/sys/kernel/perf_event_mlock_kb)" -eq 516 ] ||
+	    skip "the numbers assume kernel.perf_event_mlock_kb = 516"
+	[ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 0 ] ||
+	    skip "paranoid -1 lifts the limit"
+	budget_tree 0-1
+	pids=()
+	for i in $(seq 20); do sleep 30 & pids+=($!); done
+	list=$(IFS=,; echo "${pids[*]}")
+	run with_fakept FAKEPT_FAKE_DATA=1 \
+	    MT_SYSFS_ROOT="$BATS_TEST_TMPDIR/sys" -- "${NO_IPC_LOCK[@]}" \
+	    bash -c 'ulimit -l 0 && exec "$@"' _ mt-capture attach --backend pt -p "$list" -o "$BATS_TEST_TMPDIR/x.snap"
+	kill "${pids[@]}"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "mt-capture: locked memory: the perf rings need 1512 KiB (2 sideband rings of 36 KiB, 20 PT buffers of 64 KiB + 8 KiB data, 0 trigger rings of 8 KiB) even at their smallest, but this user may lock 1032 KiB (kernel.perf_event_mlock_kb 516 KiB x 2 CPUs, less what other perf users of this uid hold, + ulimit -l 0 KiB): raise ulimit -l or kernel.perf_event_mlock_kb, run with CAP_IPC_LOCK, or trace fewer threads" ]]
+	# nothing was opened: the shim logged nothing
+	[ ! -e "$L" ]
+}

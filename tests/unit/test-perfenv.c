@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "err.h"
 #include "../../mt-capture/perfenv.h"
 
 static void
@@ -69,11 +70,73 @@ hints_name_the_knob(void)
 	CHECK(strstr(msg, "ulimit -n") != NULL);
 }
 
+static struct mt_perf_plan
+plan_of(size_t pt_bufs)
+{
+	struct mt_perf_plan p = {
+		.page = 4096, .sb_rings = 2, .sb_pages = 32, .pt_bufs = pt_bufs,
+		.pt_pages = 2, .aux_bytes = 4u << 20,
+	};
+	return p;
+}
+
+static void
+budget_arithmetic(void)
+{
+	/* 516 KiB x 2 CPUs = 258 pages, + ulimit -l 64 KiB = 16 pages */
+	struct mt_perfenv e = { .paranoid = 2, .mlock_kb = 516,
+	    .memlock = 64u << 10, .ncpus = 2 };
+	struct mt_perf_plan p = plan_of(1);
+	char msg[1024];
+
+	/* shrunk: sideband 32 -> 8 pages, PT data 2 -> 1, AUX 4 MiB ->
+	 * 512 KiB: 2 x (8 + 1) + (1 + 1 + 128) = 148 <= 274 (1 MiB would
+	 * need 276) */
+	CHECK(mt_perfenv_plan(&e, &p, msg, sizeof(msg)) == 0);
+	CHECK_EQ_U64(p.allow, 274);
+	CHECK_EQ_U64(p.sb_pages, 8);
+	CHECK_EQ_U64(p.pt_pages, 1);
+	CHECK_EQ_U64(p.aux_bytes, 512u << 10);
+	CHECK_EQ_U64(p.need, 148);
+	CHECK(p.shrunk);
+	CHECK(strstr(msg, "shrank the rings to fit 1096 KiB") != NULL);
+	/* a uprobe trigger ring per CPU costs 2 pages each */
+	p = plan_of(1);
+	p.trig_rings = 2;
+	CHECK(mt_perfenv_plan(&e, &p, msg, sizeof(msg)) == 0);
+	CHECK_EQ_U64(p.need, 152);
+	/* fits as asked: nothing changes, nothing said */
+	e.memlock = 8u << 20;
+	p = plan_of(1);
+	CHECK(mt_perfenv_plan(&e, &p, msg, sizeof(msg)) == 0);
+	CHECK(!p.shrunk && msg[0] == '\0');
+	CHECK_EQ_U64(p.need, 2 * 33 + 3 + 1024);
+	CHECK_EQ_U64(p.aux_bytes, 4u << 20);
+	/* CAP_IPC_LOCK (or paranoid -1): no limit */
+	e.memlock = 0;
+	e.cap_ipc_lock = 1;
+	p = plan_of(40);
+	CHECK(mt_perfenv_plan(&e, &p, msg, sizeof(msg)) == 0);
+	CHECK(p.allow == UINT64_MAX && !p.shrunk);
+	e.cap_ipc_lock = 0;
+	e.paranoid = -1;
+	CHECK(mt_perfenv_plan(&e, &p, msg, sizeof(msg)) == 0);
+	/* too many buffers even at the minimums: refused, with numbers */
+	e.paranoid = 2;
+	p = plan_of(20);
+	CHECK(mt_perfenv_plan(&e, &p, msg, sizeof(msg)) == -MT_E_LIMIT);
+	CHECK(strstr(msg, "need 1512 KiB") != NULL);
+	CHECK(strstr(msg, "may lock 1032 KiB") != NULL);
+	CHECK(strstr(msg, "ulimit -l") != NULL);
+	CHECK(strstr(msg, "CAP_IPC_LOCK") != NULL);
+}
+
 int
 main(void)
 {
 	TEST(cpu_lists);
 	TEST(online_cpus_of_a_fake_tree);
 	TEST(hints_name_the_knob);
+	TEST(budget_arithmetic);
 	return tap_done();
 }

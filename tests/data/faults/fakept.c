@@ -24,6 +24,11 @@
  *   FAKEPT_AUX_ERRNO=E   the AUX mmap fails with E.
  *   FAKEPT_SB_MMAP_ERRNO=E  the data-ring mmap of another perf event (the
  *                        sideband) fails with E.
+ *   FAKEPT_FAKE_DATA=1   every perf data-ring mmap is an anonymous zeroed
+ *                        mapping too (no records; nothing charged to the
+ *                        locked-memory limits): for tests of the sizes
+ *                        mt-capture maps, whatever other perf users of
+ *                        this uid hold.
  *   FAKEPT_LOG=FILE      one line per perf_event_open, perf mmap and
  *                        perf ioctl: what mt-capture asked of the kernel.
  *
@@ -241,6 +246,13 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	}
 	if (off != 0 && fake[fd])
 		return fake_aux(len, prot, fd);
+	if (off == 0 && env_num("FAKEPT_FAKE_DATA", 0)) {
+		p = real(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		    MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			upage[fd] = p;
+		return p;
+	}
 	p = real(addr, len, prot, flags, fd, off);
 	if (p != MAP_FAILED && off == 0)
 		upage[fd] = p;
