@@ -28,6 +28,7 @@
 #include "dso.h"
 #include "elffile.h"
 #include "err.h"
+#include "fde.h"
 
 /* A source path joined with its CU's comp_dir, keyed by libdw's strings. */
 struct joined {
@@ -67,6 +68,8 @@ struct sym_dso {
 	Dwfl_Module *mod;	/* the one module of dwfl */
 	uint64_t mod_bias;	/* Dwfl address = file vaddr + mod_bias */
 	int has_dwarf;		/* dwfl found DWARF for mod */
+	struct mt_fde_tab fdes;	/* FDE ranges of elf, for code without
+				 * symbols */
 };
 
 static int __attribute__((format(printf, 2, 3)))
@@ -131,6 +134,7 @@ sym_dso_free(struct sym_dso *d)
 		dwfl_end(d->dwfl);
 	mt_elf_free(d->elf);
 	mt_elf_free(d->dbg);
+	mt_fde_tab_release(&d->fdes);
 	free(d->dipath);
 	free(d->path);
 	free(d->warning);
@@ -238,6 +242,25 @@ by_build_id(const char *dir, const char *hex, const char *suffix)
 	return NULL;
 }
 
+/* Function ranges for code without symbols; a bad section is a warning. */
+static int
+load_fdes(struct sym_dso *d)
+{
+	struct mt_fde_diag fd;
+	int rc = mt_fde_read_elf(&d->fdes, d->elf, &fd);
+
+	if (rc == -MT_E_NOMEM)
+		return rc;
+	if (rc == -MT_E_ELF)
+		return set_warning(d, "'%s': %s", d->path,
+		    mt_elf_errmsg(d->elf));
+	if (rc < 0)
+		return set_warning(d, "'%s': %s at byte %llu of %s; no "
+		    "function ranges from its later records", d->path,
+		    mt_strerror(rc), (unsigned long long)fd.off, fd.section);
+	return 0;
+}
+
 static int
 open_path(struct sym_dso *d, const struct sym_dso_opts *o)
 {
@@ -250,7 +273,10 @@ open_path(struct sym_dso *d, const struct sym_dso_opts *o)
 		return set_warning(d, "cannot read '%s': %s", d->path,
 		    mt_elf_errmsg(NULL));
 	}
-	return load_dwarf(d, o);
+	rc = load_dwarf(d, o);
+	if (rc < 0)
+		return rc;
+	return load_fdes(d);
 }
 
 int
@@ -646,6 +672,24 @@ dwarf_frames(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 	return n;
 }
 
+/*
+ * In trace mode, code with neither a symbol nor a DWARF name takes the
+ * start of the FDE holding @vaddr as its function's start (its name
+ * stays NULL).  Returns 1 with *@start set, else 0.
+ */
+static int
+fde_start(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
+    uint64_t *start)
+{
+	const struct mt_fde *f;
+
+	if (rules != SYM_RULES_TRACE ||
+	    (f = mt_fde_find(&d->fdes, vaddr)) == NULL)
+		return 0;
+	*start = f->start;
+	return 1;
+}
+
 int
 sym_dso_lookup(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
     struct sym_frame *fr, int max)
@@ -673,7 +717,7 @@ sym_dso_lookup(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 	if (d->has_dwarf)
 		n = dwarf_frames(d, vaddr, rules, sym, fr, max);
 	if (n == 0) {
-		if (sym == NULL)
+		if (sym == NULL && !fde_start(d, vaddr, rules, &fr[0].start))
 			return 0;
 		fr[0].name = NULL;
 		fr[0].file = NULL;
@@ -684,6 +728,8 @@ sym_dso_lookup(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 	if (sym != NULL && (fr[0].name == NULL || rules == SYM_RULES_TRACE)) {
 		fr[0].name = rules == SYM_RULES_TRACE ? sym->alias : sym->name;
 		fr[0].start = sym->start;
+	} else if (sym == NULL && fr[0].name == NULL) {
+		(void)fde_start(d, vaddr, rules, &fr[0].start);
 	}
 	/* binutils names the file after the symbol's STT_FILE. */
 	if (rules == SYM_RULES_A2L && sym != NULL && n == 1 &&

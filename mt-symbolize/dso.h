@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One binary (shared object, executable, vDSO copy) as mt-symbolize sees
- * it: its symbols (common/elffile.h) and its DWARF (libdw/libdwfl, found
+ * it: its symbols (common/elffile.h), its FDE ranges (common/fde.h) and
+ * its DWARF (libdw/libdwfl, found
  * next to the file, by build-id under /usr/lib/debug and the --debug-dir
  * directories, by .gnu_debuglink, or through debuginfod when
  * DEBUGINFOD_URLS is set).  This is the only module that includes the
@@ -28,7 +29,9 @@ struct sym_dso_opts {
 
 /* Which naming rules a lookup follows. */
 enum sym_rules {
-	SYM_RULES_TRACE = 0,	/* outermost frame named by its ELF symbol */
+	SYM_RULES_TRACE = 0,	/* outermost frame named by its ELF symbol;
+				 * code without one gets the start of its
+				 * FDE (common/fde.h), name NULL */
 	SYM_RULES_A2L,		/* binutils addr2line: DWARF names first,
 				 * nearest preceding symbol as fallback */
 	SYM_RULES_ELFUTILS,	/* eu-addr2line: DWARF names, libdw's file
@@ -41,7 +44,8 @@ enum sym_rules {
  */
 struct sym_frame {
 	const char *name;	/* raw function name; NULL unknown */
-	uint64_t start;		/* file vaddr of the function's entry;
+	uint64_t start;		/* file vaddr of the function's entry (with
+				 * a NULL name: of its FDE, 0 none);
 				 * 0 for an inlined frame */
 	const char *file;	/* source path; NULL unknown */
 	uint32_t line;		/* source line; 0 unknown */

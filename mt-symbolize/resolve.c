@@ -314,7 +314,8 @@ base_name(const char *p)
 /* A resolved frame before interning. */
 struct rframe {
 	const char *name;	/* raw name, or NULL */
-	uint64_t start;		/* process address, 0 inlined/unknown */
+	uint64_t start;		/* process address, 0 inlined/unknown; with
+				 * a NULL name the FDE's start, 0 none */
 	const char *file;	/* source path or NULL */
 	uint32_t line;
 };
@@ -330,7 +331,12 @@ intern_fn(struct sym_res *r, const char *dso, const struct rframe *f,
 	int isnew, rc = 0;
 	struct mt_ev ev;
 
-	if (name == NULL || name[0] == '\0') {
+	if ((name == NULL || name[0] == '\0') && start != 0) {
+		/* No symbol, but an FDE: one identity for its whole range. */
+		snprintf(unknown, sizeof(unknown), "[unknown fn 0x%llx (%s)]",
+		    (unsigned long long)start, base_name(dso));
+		name = unknown;
+	} else if (name == NULL || name[0] == '\0') {
 		snprintf(unknown, sizeof(unknown), "[unknown @ 0x%llx (%s)]",
 		    (unsigned long long)addr, dso[0] ? base_name(dso) :
 		    "unmapped");
@@ -483,7 +489,7 @@ resolve(struct sym_res *r, uint32_t pid, uint64_t addr, uint32_t *loc)
 	if (n == 0) {
 		r->st.unknown++;
 		rf[0].name = NULL;
-		rf[0].start = addr;
+		rf[0].start = 0;	/* intern_fn: [unknown @ addr] */
 		rf[0].file = NULL;
 		rf[0].line = 0;
 		n = 1;
