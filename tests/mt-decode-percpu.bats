@@ -69,7 +69,7 @@ in_time_order() {
 	run mt-decode -j 1 -o j1.ev blob.snap
 	[ "$status" -eq 0 ]
 	cat > want.ev <<'EOF2'
-mt-events 1.0
+mt-events 1.1
 info source blob.snap
 info clock perf
 info time-base 1050
@@ -140,10 +140,8 @@ EOF2
 	[ "$status" -eq 0 ]
 	run mt-fxt -F folded -o - sym.ev
 	[ "$status" -eq 0 ]
-	[ "$output" = "demo [tid=42];main 50
-demo [tid=42];main;f 300
+	[ "$output" = "demo [tid=42];main;f 300
 demo [tid=42];main;g 100
-worker [tid=43];main 50
 worker [tid=43];main;f 300
 worker [tid=43];main;g 100" ]
 	# one main frame per thread from the first run to the last: f is
@@ -153,7 +151,7 @@ worker [tid=43];main;g 100" ]
 	[ "${lines[0]}" = "threads 2, events 32, frames 18, inferred 2, decode errors 0, trigger hits 0" ]
 	[ "${lines[3]}" = "           600            600          6  f" ]
 	[ "${lines[4]}" = "           200            200          4  g" ]
-	[ "${lines[5]}" = "           100            900          2  main" ]
+	[ "${lines[6]}" = "             0            800          2  main" ]
 }
 
 @test "mt-decode per-CPU: a per-CPU perf.data import decodes in time order" {
