@@ -42,6 +42,7 @@ static const char *const kind_names[MT_EV_NKINDS] = {
 	[MT_EV_OVERFLOW] = "overflow",
 	[MT_EV_ERROR] = "error",
 	[MT_EV_TRIGGER] = "trigger",
+	[MT_EV_TX] = "tx",
 	[MT_EV_END] = "end",
 };
 
@@ -60,7 +61,7 @@ mt_ev_naddr(enum mt_ev_kind kind)
 	case MT_EV_IRET:
 		return 2;
 	case MT_EV_DISABLE: case MT_EV_ENABLE: case MT_EV_OVERFLOW:
-	case MT_EV_ERROR: case MT_EV_TRIGGER:
+	case MT_EV_ERROR: case MT_EV_TRIGGER: case MT_EV_TX:
 		return 1;
 	default:
 		return 0;
@@ -75,7 +76,8 @@ mt_ev_kind_lookup(const char *w, size_t n)
 	/* By length first: one or two compares per keyword. */
 	switch (n) {
 	case 2:
-		k = w[0] == 'b' ? MT_EV_BR : w[0] == 'f' ? MT_EV_FN : MT_EV_NONE;
+		k = w[0] == 'b' ? MT_EV_BR : w[0] == 'f' ? MT_EV_FN :
+		    w[0] == 't' ? MT_EV_TX : MT_EV_NONE;
 		break;
 	case 3:
 		k = w[0] == 'r' ? MT_EV_RET : w[0] == 'j' ? MT_EV_JMP :
@@ -116,7 +118,7 @@ int
 mt_ev_plain(enum mt_ev_kind kind)
 {
 	return MT_EV_IS_EVENT(kind) && kind != MT_EV_DISABLE &&
-	    kind != MT_EV_ERROR && kind != MT_EV_TRIGGER;
+	    kind != MT_EV_ERROR && kind != MT_EV_TRIGGER && kind != MT_EV_TX;
 }
 
 /*
@@ -519,6 +521,7 @@ parse_record(struct mt_evr *r, char **f, int nf, struct mt_ev *ev)
 	switch (k) {
 	case MT_EV_DISABLE:
 	case MT_EV_TRIGGER:
+	case MT_EV_TX:
 		NEED(i < nf, i, "missing field");
 		NEED(decode_str(f[i]) == 0, i, "bad %%-escape");
 		ev->str[0] = f[i++];
@@ -895,7 +898,7 @@ mt_evw_write(struct mt_evw *w, const struct mt_ev *ev)
 		if (ev->kind == MT_EV_ERROR)
 			put_u64(w, ev->num);
 		if (ev->kind == MT_EV_DISABLE || ev->kind == MT_EV_TRIGGER ||
-		    ev->kind == MT_EV_ERROR)
+		    ev->kind == MT_EV_ERROR || ev->kind == MT_EV_TX)
 			put_str(w, ev->str[0]);
 		if (na > 0 && (ev->loc[0] || ev->loc[1])) {
 			int k;

@@ -12,7 +12,7 @@
 
 #define MT_EV_MAGIC	"mt-events"
 #define MT_EV_MAJOR	1
-#define MT_EV_MINOR	0
+#define MT_EV_MINOR	1
 #define MT_EV_MAX_FRAMES 64	/* frames in one loc record */
 
 enum mt_ev_kind {
@@ -40,6 +40,7 @@ enum mt_ev_kind {
 	MT_EV_OVERFLOW,	/* addr[0] ip where tracing resumes (0: unknown) */
 	MT_EV_ERROR,	/* addr[0] ip, num trace offset, str[0] message */
 	MT_EV_TRIGGER,	/* addr[0] ip, str[0] what */
+	MT_EV_TX,	/* TSX: addr[0] ip, str[0] begin, commit or abort (1.1) */
 	MT_EV_END,	/* end of this thread's trace (no fields) */
 	MT_EV_NKINDS
 };

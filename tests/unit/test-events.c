@@ -60,7 +60,7 @@ write_text(const struct mt_ev *evs, int n)
 }
 
 static const char expected_text[] =
-    "mt-events 1.0\n"
+    "mt-events 1.1\n"
     "info clock perf\n"
     "proc 42 demo ./demo%20-x%25\n"
     "thread 42 43 -\n"
@@ -73,6 +73,7 @@ static const char expected_text[] =
     "disable 1200 43 0x401200 syscall\n"
     "error 1300 43 0x0 4096 no%20map\n"
     "trigger 1400 43 0xffffffffffffffff libm.so.6:cos\n"
+    "tx 1450 43 0x401210 abort @5\n"
     "end 1500 43\n";
 
 static void
@@ -142,6 +143,12 @@ roundtrip_every_kind(void)
 	evs[i].tid = 43;
 	evs[i].addr[0] = UINT64_MAX;
 	evs[i++].str[0] = "libm.so.6:cos";
+	evs[i].kind = MT_EV_TX;
+	evs[i].time = 1450;
+	evs[i].tid = 43;
+	evs[i].addr[0] = 0x401210;
+	evs[i].loc[0] = 5;
+	evs[i++].str[0] = "abort";
 	evs[i].kind = MT_EV_END;
 	evs[i].time = 1500;
 	evs[i++].tid = 43;
@@ -174,7 +181,7 @@ roundtrip_every_kind(void)
 			    ev.frames[1].fn == 8);
 	}
 	CHECK(mt_evr_next(r, &ev) == MT_EOS);
-	CHECK_EQ_U64(mt_evr_lineno(r), 14);
+	CHECK_EQ_U64(mt_evr_lineno(r), 15);
 	mt_evr_free(r);
 	close(fd);
 	free(text);
@@ -225,7 +232,7 @@ malformed_lines_name_line_and_field(void)
 	CHECK(bad("", -MT_E_TRUNC, "line 1: empty input: no 'mt-events' "
 	    "header"));
 	CHECK(bad("hello\n", -MT_E_MAGIC, "line 1: not an mt event stream "
-	    "(expected 'mt-events 1.0')"));
+	    "(expected 'mt-events 1.1')"));
 	CHECK(bad("mt-events 2.0\n", -MT_E_VERSION, "line 1: field 1: "
 	    "unsupported event stream version 2.0 (this reader: 1.x)"));
 	CHECK(bad("mt-events x\n", -MT_E_SYNTAX, "line 1: field 1: bad "
@@ -315,6 +322,7 @@ kind_lookup(void)
 	    mt_ev_plain(MT_EV_OVERFLOW) && mt_ev_plain(MT_EV_ENABLE));
 	CHECK(!mt_ev_plain(MT_EV_TRIGGER) && !mt_ev_plain(MT_EV_ERROR) &&
 	    !mt_ev_plain(MT_EV_DISABLE) && !mt_ev_plain(MT_EV_LOC) &&
+	    !mt_ev_plain(MT_EV_TX) &&
 	    !mt_ev_plain(MT_EV_NONE));
 }
 

@@ -333,7 +333,7 @@ evw_raw_goes_between_records(void)
 	int p[2];
 	char buf[256];
 	ssize_t n;
-	static const char want[] = "mt-events 1.0\ncall 1 2 0x3 0x4 @1 @2\n"
+	static const char want[] = "mt-events 1.1\ncall 1 2 0x3 0x4 @1 @2\n"
 	    "end 5 6\n";
 
 	CHECK(pipe(p) == 0);
