@@ -1357,6 +1357,41 @@ setup_sideband(struct mt_cap *c)
 }
 
 /*
+ * Descriptors: an event per (thread, CPU) for the sideband (and per-CPU
+ * PT), per (trigger, CPU) for uprobes.  Raise the soft limit to the hard
+ * one; refuse up front when even that is too low.  Threads created later
+ * are not counted (inherited events need no new descriptor).
+ */
+static int
+plan_fds(struct mt_cap *c, struct mt_perfenv *e)
+{
+	uint64_t threads = 0, need;
+	pid_t tids[4096];
+	size_t i;
+	int k;
+
+	if (mt_perfenv_raise_nofile(e) < 0)
+		warn("cannot raise the open-files limit (ulimit -n)");
+	for (i = 0; i < c->ntargets; i++) {
+		k = c->o->attach ? mt_proc_threads(c->targets[i], tids,
+		    4096) : 1;
+		threads += k > 0 ? (uint64_t)k : 1;
+	}
+	need = threads * (uint64_t)e->ncpus + c->plan.trig_rings +
+	    (c->ptcfg.per_cpu ? threads * (uint64_t)e->ncpus :
+	    c->plan.pt_bufs * (1 + c->o->ntriggers)) + 64;
+	if (need <= e->nofile)
+		return 0;
+	warnx("too many open files: recording %llu threads on %d CPUs needs "
+	    "about %llu descriptors (one event per thread and CPU), but the "
+	    "limit is %llu (hard limit; ulimit -Hn): raise it, e.g. in "
+	    "/etc/security/limits.conf or with prlimit --nofile",
+	    (unsigned long long)threads, e->ncpus, (unsigned long long)need,
+	    (unsigned long long)e->nofile);
+	return -MT_E_LIMIT;
+}
+
+/*
  * Size the perf rings to what they need and fit them to the locked-memory
  * budget before any is mapped (perfenv.h): shrink, saying so, or refuse
  * with the numbers.  Buffers of threads created later are not counted.
@@ -1392,7 +1427,9 @@ plan_rings(struct mt_cap *c)
 	rc = mt_perfenv_plan(&e, p, msg, sizeof(msg));
 	if (rc < 0 || (msg[0] != '\0' && !c->o->quiet))
 		warnx("%s", msg);
-	return rc;
+	if (rc < 0)
+		return rc;
+	return plan_fds(c, &e);
 }
 
 const struct mt_perf_plan *

@@ -309,3 +309,20 @@ mt_perfenv_plan(const struct mt_perfenv *e, struct mt_perf_plan *p,
 		    (unsigned long long)(want_aux >> 10));
 	return 0;
 }
+
+int
+mt_perfenv_raise_nofile(struct mt_perfenv *e)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -1;
+	if (rl.rlim_cur != rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return -1;
+	}
+	e->nofile = lim(rl.rlim_cur);
+	e->nofile_max = lim(rl.rlim_max);
+	return 0;
+}

@@ -100,6 +100,13 @@ struct mt_perf_plan {
 int mt_perfenv_plan(const struct mt_perfenv *e, struct mt_perf_plan *p,
     char *msg, size_t msgsz);
 
+/*
+ * Raise the RLIMIT_NOFILE soft limit to the hard one (attach opens an
+ * event per thread and CPU: 16 threads on 64 CPUs pass 1024), updating
+ * e->nofile.  Returns 0, or -1 with errno when setrlimit fails.
+ */
+int mt_perfenv_raise_nofile(struct mt_perfenv *e);
+
 /* Where a perf call failed, for mt_perfenv_hint. */
 enum mt_perfenv_stage {
 	MT_PERFENV_OPEN = 0,	/* perf_event_open */

@@ -9,16 +9,27 @@
 # show is what mt-capture asks and how it reacts, not what PT records.
 
 load helpers/fakept
+load helpers/faults
 load helpers/mt-capture-targets
 
 setup_file() {
 	build_targets
+	cc -O1 -pthread -o "$T/sleepers" "$MT_ROOT/tests/data/capture/sleepers.c"
 	export FP="$BATS_FILE_TMPDIR"
 	fakept_tools "$FP"
 }
 
 setup() {
 	L="$BATS_TEST_TMPDIR/peo.log"
+	tpid=
+}
+
+has_threads() {
+	[ "$(ls "/proc/$1/task" | wc -l)" -eq "$2" ]
+}
+
+teardown() {
+	if [ -n "$tpid" ]; then kill "$tpid" 2>/dev/null || true; fi
 }
 
 @test "mt-capture on a 5.11 kernel: the sideband retries once without attr.build_id" {
@@ -179,5 +190,32 @@ budget_tree() {
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" == "mt-capture: locked memory: the perf rings need 1512 KiB (2 sideband rings of 36 KiB, 20 PT buffers of 64 KiB + 8 KiB data, 0 trigger rings of 8 KiB) even at their smallest, but this user may lock 1032 KiB (kernel.perf_event_mlock_kb 516 KiB x 2 CPUs, less what other perf users of this uid hold, + ulimit -l 0 KiB): raise ulimit -l or kernel.perf_event_mlock_kb, run with CAP_IPC_LOCK, or trace fewer threads" ]]
 	# nothing was opened: the shim logged nothing
+	[ ! -e "$L" ]
+}
+
+@test "mt-capture attach: a low soft open-files limit is raised to the hard one" {
+	"$T/sleepers" 30 60 &
+	tpid=$!
+	wait_for has_threads "$tpid" 31
+	# 31 threads x CPUs sideband events do not fit in 40 descriptors
+	run with_fakept -- bash -c 'ulimit -Sn 40 && exec "$@"' _ \
+	    mt-capture attach --backend pt --duration 0.2 -p "$tpid" \
+	    -o "$BATS_TEST_TMPDIR/x.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wrote snapshot 0 (duration)"* ]]
+	run grep -c '^open other type=1 ' "$L"
+	[ "$output" -eq $((31 * $(nproc))) ]
+}
+
+@test "mt-capture attach: a hard open-files limit too low is refused up front with the numbers" {
+	"$T/sleepers" 30 60 &
+	tpid=$!
+	wait_for has_threads "$tpid" 31
+	run with_fakept -- bash -c 'ulimit -n 40 && exec "$@"' _ \
+	    mt-capture attach --backend pt --duration 0.2 -p "$tpid" \
+	    -o "$BATS_TEST_TMPDIR/x.snap"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "mt-capture: too many open files: recording 31 threads on $(nproc) CPUs needs about "*" descriptors (one event per thread and CPU), but the limit is 40 (hard limit; ulimit -Hn)"* ]]
 	[ ! -e "$L" ]
 }

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test target with many threads: argv[1] threads (default 30) that sleep,
+ * while the main thread sleeps argv[2] seconds (default 30).  For the
+ * descriptor tests: attaching costs one sideband event per (thread, CPU).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void *
+sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 30, i;
+	pthread_t t;
+
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t, NULL, sleeper, NULL) != 0)
+			return 1;
+	sleep(argc > 2 ? (unsigned)atoi(argv[2]) : 30);
+	return 0;
+}
