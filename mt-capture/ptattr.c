@@ -58,6 +58,103 @@ cap_is_set(const struct mt_pmu *pmu, const char *cap)
 	return mt_pmu_cap(pmu, cap, &v) == 0 && v != 0;
 }
 
+/*
+ * Whether a bitmap-checked term's value reaches the hardware: mtc_period
+ * only with MTC on (then every value, 0 included, must be in
+ * caps/mtc_periods, which the kernel checks only for non-zero values),
+ * cyc_thresh only with CYC on, psb_period when non-zero or given.
+ */
+static int
+term_in_effect(const struct term *d, const struct mt_cap_terms *v,
+    const struct mt_cap_terms *given)
+{
+	if (d->bit == MT_CAP_TERM_MTC_PERIOD)
+		return v->mtc != 0;
+	if (d->bit == MT_CAP_TERM_CYC_THRESH)
+		return v->cyc != 0;
+	return *(const uint8_t *)((const char *)v + d->off) != 0 ||
+	    (given->set & d->bit);
+}
+
+/*
+ * The allowed value nearest @want in @bitmap: the largest not above it,
+ * else the smallest above it (perf picks its default mtc_period and
+ * psb_period the same way).  -1 when the bitmap is empty.
+ */
+int
+mt_ptattr_pick(uint64_t bitmap, unsigned want)
+{
+	int pick = -1;
+	unsigned b;
+
+	for (b = 0; b < 64; b++) {
+		if (!(bitmap & (1ull << b)))
+			continue;
+		if (b <= want || pick < 0)
+			pick = (int)b;
+		if (b >= want)
+			break;
+	}
+	return pick;
+}
+
+static void
+append_note(char *warn, size_t warnsz, const char *text)
+{
+	size_t n;
+
+	if (warnsz == 0)
+		return;
+	n = strlen(warn);
+	snprintf(warn + n, warnsz - n, "%s%s", n > 0 ? "; " : "", text);
+}
+
+/*
+ * The level's own values (perf's defaults, normal's cyc_thresh=1 and
+ * mtc_period=0) are wishes: where the caps refuse one, take the nearest
+ * allowed value and say so in @warn, instead of refusing the capture (a
+ * value the user gave is checked strictly later).  An empty mtc_periods
+ * bitmap turns MTC off, as perf does.
+ */
+static void
+fit_defaults(const struct mt_pmu *pmu, struct mt_cap_terms *v,
+    const struct mt_cap_terms *given, char *warn, size_t warnsz)
+{
+	size_t i;
+
+	for (i = 0; i < NTERMS; i++) {
+		const struct term *d = &terms_tab[i];
+		uint8_t *val = term_val(v, d);
+		uint64_t bm;
+		char t[160];
+		int pick;
+
+		if (d->bitmap == NULL || (given->set & d->bit) ||
+		    !term_in_effect(d, v, given) ||
+		    mt_pmu_cap(pmu, d->bitmap, &bm) < 0 ||
+		    (bm & (1ull << *val)))
+			continue;
+		pick = mt_ptattr_pick(bm, *val);
+		if (pick < 0 && d->bit == MT_CAP_TERM_MTC_PERIOD &&
+		    !(given->set & MT_CAP_TERM_MTC)) {
+			snprintf(t, sizeof(t), "%s=%u: %s/%s is 0x%llx, so "
+			    "no MTC packets", d->name, *val, pmu->name,
+			    d->bitmap, (unsigned long long)bm);
+			append_note(warn, warnsz, t);
+			v->mtc = 0;
+			*val = 0;
+			continue;
+		}
+		if (pick < 0 || (unsigned)pick > d->max)
+			continue;	/* refused with the reason later */
+		snprintf(t, sizeof(t), "%s=%u is not allowed by %s/%s (0x%llx): "
+		    "using %d", d->name, *val, pmu->name, d->bitmap,
+		    (unsigned long long)bm, pick);
+		append_note(warn, warnsz, t);
+		*val = (uint8_t)pick;
+	}
+}
+
 int
 mt_ptattr_config(const struct mt_pmu *pmu, enum mt_cap_timing level,
     const struct mt_cap_terms *terms, uint64_t *config, char *warn,
@@ -106,6 +203,8 @@ mt_ptattr_config(const struct mt_pmu *pmu, enum mt_cap_timing level,
 		}
 		*term_val(&v, d) = val;
 	}
+	/* Values the level chose, not the user: the nearest the caps allow. */
+	fit_defaults(pmu, &v, terms, warn, warnsz);
 	/* Check every value against caps, then place it. */
 	for (i = 0; i < NTERMS; i++) {
 		const struct term *d = &terms_tab[i];
@@ -118,7 +217,7 @@ mt_ptattr_config(const struct mt_pmu *pmu, enum mt_cap_timing level,
 			    d->cap);
 			return -MT_E_UNSUPP;
 		}
-		if (d->bitmap && (val != 0 || (terms->set & d->bit))) {
+		if (d->bitmap && term_in_effect(d, &v, terms)) {
 			rc = mt_pmu_cap(pmu, d->bitmap, &bm);
 			if (rc == 0 && !(bm & (1ull << val))) {
 				snprintf(msg, msgsz, "%s=%u is not allowed by "

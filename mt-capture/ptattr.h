@@ -12,9 +12,10 @@
  *           is then ~1 us instead of ~10 ns);
  *   high    normal + noretcomp=1.
  * Explicit terms override the level's values and are checked against the
- * caps: cyc needs psb_cyc, mtc needs mtc, and mtc_period, cyc_thresh and
- * psb_period must be set in the bitmaps mtc_periods, cycle_thresholds and
- * psb_periods.  Bits are placed where the format files say, not at fixed
+ * caps: cyc needs psb_cyc, mtc needs mtc, and mtc_period (whenever MTC is
+ * on, 0 included), cyc_thresh (with CYC) and psb_period must be set in the
+ * bitmaps mtc_periods, cycle_thresholds and psb_periods.  The level's own
+ * values are fitted instead: the nearest allowed value, noted in @warn.  Bits are placed where the format files say, not at fixed
  * positions.  Never prints.
  */
 #ifndef MT_CAPTURE_PTATTR_H
@@ -37,6 +38,13 @@ struct perf_event_attr;
 int mt_ptattr_config(const struct mt_pmu *pmu, enum mt_cap_timing level,
     const struct mt_cap_terms *terms, uint64_t *config, char *warn,
     size_t warnsz, char *msg, size_t msgsz);
+
+/*
+ * The allowed value nearest @want in a caps bitmap (bit n set: value n
+ * allowed): the largest not above @want, else the smallest above it, as
+ * perf picks mtc_period and psb_period.  Returns -1 for an empty bitmap.
+ */
+int mt_ptattr_pick(uint64_t bitmap, unsigned want);
 
 /* How the PT event is opened. */
 struct mt_ptattr_mode {

@@ -219,3 +219,20 @@ budget_tree() {
 	[[ "$output" == "mt-capture: too many open files: recording 31 threads on $(nproc) CPUs needs about "*" descriptors (one event per thread and CPU), but the limit is 40 (hard limit; ulimit -Hn)"* ]]
 	[ ! -e "$L" ]
 }
+
+@test "mt-capture: timing terms the caps refuse are fitted to the nearest allowed, and the event carries them" {
+	cp -r "$MT_ROOT/tests/data/sysfs/oddcaps" "$BATS_TEST_TMPDIR/sys"
+	echo 4242 > "$BATS_TEST_TMPDIR/sys/sys/bus/event_source/devices/intel_pt/type"
+	echo 4243 > "$BATS_TEST_TMPDIR/sys/sys/bus/event_source/devices/uprobe/type"
+	run with_fakept MT_SYSFS_ROOT="$BATS_TEST_TMPDIR/sys" -- \
+	    mt-capture run --backend pt --timing low -o "$BATS_TEST_TMPDIR/x.snap" -- true
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"mtc_period=3 is not allowed by intel_pt/caps/mtc_periods (0x6): using 2; psb_period=3 is not allowed by intel_pt/caps/psb_periods (0x1): using 0"* ]]
+	# pt 0, mtc 9, tsc 10, branch 13, mtc_period 2 at 14
+	grep -q "^open pt type=4242 config=0x$(printf %x $(( 1 | 1 << 9 | 1 << 10 | 1 << 13 | 2 << 14 ))) " "$L"
+	# a value the user gives is not fitted
+	run with_fakept MT_SYSFS_ROOT="$BATS_TEST_TMPDIR/sys" -- \
+	    mt-capture run --backend pt --timing low,mtc_period=3 -o "$BATS_TEST_TMPDIR/x.snap" -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--timing: mtc_period=3 is not allowed by intel_pt/caps/mtc_periods (0x6)"* ]]
+}

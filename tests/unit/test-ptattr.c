@@ -33,14 +33,14 @@ config_for(const char *tree, const char *timing, int *rc, char *warn,
 	*rc = mt_ptattr_parse_timing(timing, &level, &terms, msg, 256);
 	if (*rc < 0)
 		return 0;
-	*rc = mt_ptattr_config(&p, level, &terms, &cfg, warn, 256, msg, 256);
+	*rc = mt_ptattr_config(&p, level, &terms, &cfg, warn, 512, msg, 256);
 	return cfg;
 }
 
 static void
 levels_on_full_caps(void)
 {
-	char w[256], m[256];
+	char w[512], m[256];
 	int rc;
 	uint64_t c;
 
@@ -65,7 +65,7 @@ levels_on_full_caps(void)
 static void
 explicit_terms_override(void)
 {
-	char w[256], m[256];
+	char w[512], m[256];
 	int rc;
 	uint64_t c;
 
@@ -82,7 +82,7 @@ explicit_terms_override(void)
 static void
 terms_checked_against_caps(void)
 {
-	char w[256], m[256];
+	char w[512], m[256];
 	int rc;
 
 	/* mtc_periods = 0x249: bits 0, 3, 6, 9 */
@@ -100,7 +100,7 @@ terms_checked_against_caps(void)
 static void
 no_cyc_falls_back_to_low(void)
 {
-	char w[256], m[256];
+	char w[512], m[256];
 	int rc;
 	uint64_t c;
 
@@ -137,7 +137,7 @@ canonical_pmu_matches_sysfs_layout(void)
 {
 	struct mt_pmu real, canon;
 	struct mt_cap_terms t = { 0 };
-	char w[256], m[256];
+	char w[512], m[256];
 	uint64_t c1, c2;
 	size_t i;
 
@@ -201,6 +201,62 @@ aux_action_at_its_abi_offset(void)
 	CHECK_EQ_U64(i, 112);
 }
 
+static void
+nearest_allowed_value(void)
+{
+	/* 0x249: 0, 3, 6, 9 */
+	CHECK(mt_ptattr_pick(0x249, 3) == 3);
+	CHECK(mt_ptattr_pick(0x249, 5) == 3);
+	CHECK(mt_ptattr_pick(0x249, 15) == 9);
+	/* nothing at or below: the smallest above */
+	CHECK(mt_ptattr_pick(0x6, 0) == 1);
+	CHECK(mt_ptattr_pick(0x6, 3) == 2);
+	CHECK(mt_ptattr_pick(0x1, 3) == 0);
+	CHECK(mt_ptattr_pick(0, 3) == -1);
+}
+
+static void
+level_values_fitted_to_caps(void)
+{
+	char w[512], m[256];
+	int rc;
+	uint64_t c;
+
+	/* oddcaps: mtc_periods 0x6, psb_periods 0x1, cycle_thresholds 0x2 */
+	c = config_for(T "oddcaps", "low", &rc, w, m);
+	CHECK(rc == 0);
+	/* mtc_period 3 -> 2, psb_period 3 -> 0 */
+	CHECK_EQ_U64(c, B(0) | B(13) | B(10) | B(9) | 2ull << 14);
+	CHECK(strstr(w, "mtc_period=3 is not allowed by intel_pt/caps/"
+	    "mtc_periods (0x6): using 2") != NULL);
+	CHECK(strstr(w, "psb_period=3 is not allowed by intel_pt/caps/"
+	    "psb_periods (0x1): using 0") != NULL);
+	/* normal: mtc_period 0 with MTC on is checked too: 0 -> 1 */
+	c = config_for(T "oddcaps", "normal", &rc, w, m);
+	CHECK(rc == 0);
+	CHECK_EQ_U64(c, B(0) | B(13) | B(10) | B(9) | 1ull << 14 | B(1) |
+	    1ull << 19);
+	CHECK(strstr(w, "mtc_period=0 is not allowed") != NULL);
+	/* what the user gives is not fitted: refused */
+	(void)config_for(T "oddcaps", "low,mtc_period=3", &rc, w, m);
+	CHECK(rc == -MT_E_UNSUPP);
+	CHECK(strstr(m, "mtc_period=3 is not allowed by intel_pt/caps/"
+	    "mtc_periods (0x6)") != NULL);
+	(void)config_for(T "oddcaps", "cyc_thresh=3", &rc, w, m);
+	CHECK(rc == -MT_E_UNSUPP);
+	/* ... nor is mtc_period=0 once MTC is on */
+	(void)config_for(T "oddcaps", "low,mtc_period=0", &rc, w, m);
+	CHECK(rc == -MT_E_UNSUPP);
+	/* an empty mtc_periods: no MTC, as perf */
+	c = config_for(T "nomtcperiods", "low", &rc, w, m);
+	CHECK(rc == 0);
+	CHECK_EQ_U64(c & (B(9) | 0xfull << 14), 0);
+	CHECK(strstr(w, "so no MTC packets") != NULL);
+	/* full caps: nothing to fit, nothing said */
+	(void)config_for(T "full", "low", &rc, w, m);
+	CHECK(rc == 0 && w[0] == '\0');
+}
+
 int
 main(void)
 {
@@ -212,5 +268,7 @@ main(void)
 	TEST(canonical_pmu_matches_sysfs_layout);
 	TEST(attr_as_perf_opens_it);
 	TEST(aux_action_at_its_abi_offset);
+	TEST(nearest_allowed_value);
+	TEST(level_values_fitted_to_caps);
 	return tap_done();
 }

@@ -47,3 +47,11 @@ pt offline 1 1
 mkdir -p offline/sys/devices/system/cpu
 echo 0-1,4-5 > offline/sys/devices/system/cpu/online
 echo 0-7 > offline/sys/devices/system/cpu/possible
+# A part whose caps refuse perf's default periods: mtc_period only 1 or 2,
+# psb_period only 0, cyc_thresh only 1; and one whose mtc_periods is empty.
+pt oddcaps 1 1
+echo 6 > oddcaps/$D/intel_pt/caps/mtc_periods
+echo 1 > oddcaps/$D/intel_pt/caps/psb_periods
+echo 2 > oddcaps/$D/intel_pt/caps/cycle_thresholds
+pt nomtcperiods 1 1
+echo 0 > nomtcperiods/$D/intel_pt/caps/mtc_periods
