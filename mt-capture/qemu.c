@@ -406,7 +406,7 @@ qemu_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg,
 	if (q->pending != NULL) {
 		mt_ring_init_mapped(&b->ring, (uint8_t *)q->pending->hdr +
 		    MTQ_HDR_SIZE, q->pending->hdr->size);
-		b->bk = q->pending;
+		b->bk = q->pending->hdr;
 	}
 	q->pending = NULL;
 	return 0;
@@ -441,7 +441,7 @@ refresh_rings(struct mt_cap *c, struct qemu *q)
 		if (b != NULL && b->ring.base == NULL) {
 			mt_ring_init_mapped(&b->ring, (uint8_t *)r->hdr +
 			    MTQ_HDR_SIZE, size);
-			b->bk = r;
+			b->bk = r->hdr;
 		} else if (b == NULL) {
 			q->pending = r;
 			rc = mt_cap_buf_add(c, mt_cap_target(c, 0),
@@ -573,12 +573,12 @@ qemu_stop(struct mt_cap *c)
 	(void)take_hits(c, q);
 	for (i = 0; i < mt_cap_nbufs(c); i++) {
 		struct mt_cap_buf *b = mt_cap_buf(c, i);
-		const struct qring *qr = b->bk;
+		struct mtq_ring *h = b->bk;	/* the ring's header */
 
-		if (qr != NULL)
-			b->ring.head = atomic_load(&qr->hdr->head) &
+		if (h != NULL)
+			b->ring.head = atomic_load(&h->head) &
 			    (b->ring.size - 1);
-		if (qr != NULL && atomic_load(&qr->hdr->state) == MTQ_T_EXITED)
+		if (h != NULL && atomic_load(&h->state) == MTQ_T_EXITED)
 			b->exited = 1;
 	}
 	/* The guest's mappings and code from the plugin's files. */

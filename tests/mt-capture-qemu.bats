@@ -142,3 +142,139 @@ same_as_emulate() {
 	grep -q _Unwind_RaiseException <(mt-symbolize < "$E/except.ev")
 	same_as_emulate except "$E/except"
 }
+
+@test "qemu: a signal handler entered on the return of raise() decodes" {
+	capture signal -- "$E/signal"
+	same_as_emulate signal "$E/signal"
+}
+
+@test "qemu: two threads, each decoded from its own ring (--all-threads)" {
+	capture threads --all-threads -- "$E/threads"
+	run sh -c "cut -d' ' -f2 '$E/threads.want' | sort -u | wc -l"
+	[ "$output" -eq 2 ]
+	same_as_emulate threads "$E/threads" --all-threads
+}
+
+@test "qemu: the multi-threaded demo, every thread, decodes into exactly the calls that ran" {
+	capture dthreads --all-threads -- "$E/dthreads"
+	run sh -c "cut -d' ' -f2 '$E/dthreads.want' | sort -u | wc -l"
+	[ "$output" -eq 3 ]
+}
+
+@test "qemu: without --all-threads only the main thread is recorded" {
+	capture main1 -- "$E/threads"
+	run sh -c "cut -d' ' -f2 '$E/main1.want' | sort -u | wc -l"
+	[ "$output" -eq 1 ]
+	run mt-decode --info "$E/main1.snap"
+	[[ "$output" == *"pt buffer 0: "* ]]
+	[[ "$output" != *"pt buffer 1: "* ]]
+}
+
+@test "qemu: a trigger in a dlopen'ed library ends the trace in it, at its guest address" {
+	capture trig --trigger libm.so.6:cos -- "$E/demo" 2
+	# the trace ends in cos, reached through the pointer dlsym returned
+	run tail -1 "$E/trig.want"
+	[[ "$output" == "call "* ]]
+	cos=$(echo "$output" | cut -d' ' -f4)
+	run mt-decode "$E/trig.snap"
+	[[ "${lines[-2]}" == "trigger "*" $cos libm.so.6:cos" ]]
+	run mt-decode --info "$E/trig.snap"
+	[[ "$output" == *"meta: reason = trigger"* ]]
+}
+
+@test "qemu: --multi-snapshot: each snapshot holds the calls up to its trigger hit" {
+	run mt-capture run -q -b qemu --trigger apply --multi-snapshot \
+	    --max-snapshots 3 --ground-truth "$E/ms.gt" -o "$E/ms.snap" -- \
+	    "$E/fnptr"
+	[ "$status" -eq 0 ]
+	local i f
+	for i in 0 1 2; do
+		f="$E/ms.snap"
+		[ "$i" -gt 0 ] && f="$E/ms-$i.snap"
+		run mt-decode --stats -o "$E/ms$i.ev" "$f"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"errors: 0"* ]]
+		# the plugin's log marks each stop: the calls up to it
+		awk -v n=$((i + 1)) '$2 == "stop" && ++k == n { exit } { print }' \
+		    "$E/ms.gt" > "$E/ms$i.gt"
+		truth "$E/ms$i.gt" - > "$E/ms$i.want"
+		decoded "$E/ms$i.ev" > "$E/ms$i.got"
+		diff -u "$E/ms$i.want" "$E/ms$i.got"
+		run tail -1 "$E/ms$i.got"
+		[[ "$output" == "call "* ]]
+	done
+	[ "$(wc -l < "$E/ms2.got")" -gt "$(wc -l < "$E/ms1.got")" ]
+}
+
+@test "qemu: --duration snapshots a program that runs on, and it is stopped" {
+	run timeout 60 mt-capture run -q -b qemu --duration 1 \
+	    -o "$E/dur.snap" -- "$E/demo" 0
+	[ "$status" -eq 0 ]
+	run mt-decode --stats -o "$E/dur.ev" "$E/dur.snap"
+	[[ "$output" == *"errors: 0"* ]]
+	run mt-decode --info "$E/dur.snap"
+	[[ "$output" == *"meta: reason = duration"* ]]
+	! pgrep -f "qemu-x86_64 .*$E/demo"
+}
+
+@test "qemu: Ctrl+C snapshots, and a killed target still gets its snapshot" {
+	run timeout 60 sh -c "mt-capture run -q -b qemu -o '$E/int.snap' -- \
+	    '$E/demo' 0 > /dev/null & p=\$!; sleep 1; kill -INT \$p; wait \$p"
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$E/int.snap"
+	[[ "$output" == *"meta: reason = sigint"* ]]
+	run mt-decode --stats -o /dev/null "$E/int.snap"
+	[[ "$output" == *"errors: 0"* ]]
+	run timeout 60 sh -c "mt-capture run -q -b qemu -o '$E/kill.snap' -- \
+	    '$E/demo' 0 > /dev/null & sleep 1; pkill -KILL -f 'qemu-x86_64 .*$E/demo 0'; wait"
+	run mt-decode --info "$E/kill.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"meta: reason = exit"* ]]
+	[[ "$output" == *"pt buffer 0: "* ]]
+}
+
+@test "qemu: mt-capture killed leaves no orphan qemu process" {
+	mt-capture run -q -b qemu -o "$E/orphan.snap" -- "$E/demo" 0 \
+	    > /dev/null 2>&1 &
+	local p=$! i
+	sleep 1
+	pgrep -f "qemu-x86_64 .*$E/demo 0"
+	kill -KILL "$p"
+	for i in $(seq 50); do
+		pgrep -f "qemu-x86_64 .*$E/demo 0" > /dev/null || break
+		sleep 0.1
+	done
+	! pgrep -f "qemu-x86_64 .*$E/demo 0"
+}
+
+@test "qemu: clear errors: no qemu, not an x86-64 ELF, setuid, attach" {
+	run env MT_QEMU=/nonexistent/qemu-x86_64 mt-capture run -b qemu \
+	    -o "$E/x.snap" -- "$E/demo"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"qemu-x86_64 not found"*"qemu-user"* ]]
+	printf '#!/bin/sh\necho hi\n' > "$E/script.sh"
+	chmod +x "$E/script.sh"
+	run mt-capture run -b qemu -o "$E/x.snap" -- "$E/script.sh"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"is not an x86-64 ELF program"* ]]
+	cp "$E/demo" "$E/suid"
+	chmod u+s "$E/suid"
+	run mt-capture run -b qemu -o "$E/x.snap" -- "$E/suid"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"set-user-ID"* ]]
+	run mt-capture attach -b qemu -p $$ -o "$E/x.snap"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"QEMU cannot attach"*"--backend emulate"* ]]
+	[ ! -e "$E/x.snap" ]
+	! pgrep -f "qemu-x86_64 .*$E/"
+}
+
+@test "qemu: --backend auto for run picks qemu without Intel PT, and says so" {
+	[ -d /sys/bus/event_source/devices/intel_pt ] &&
+	    skip "this machine has Intel PT: auto picks pt"
+	run mt-capture run -o "$E/auto.snap" -- "$E/fnptr"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"using the qemu backend"* ]]
+	run mt-decode --info "$E/auto.snap"
+	[[ "$output" == *"meta: backend-name = qemu"* ]]
+}
