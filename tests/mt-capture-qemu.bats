@@ -17,6 +17,10 @@ setup_file() {
 	cc -O2 -g -o "$E/demo" "$MT_ROOT/demo/demo.c" -ldl
 	cc -O2 -g -pthread -o "$E/dthreads" "$MT_ROOT/demo/threads.c" -lm
 	c++ -O2 -g -o "$E/dcxx" "$MT_ROOT/demo/cxxdemo.cpp"
+	# runs until killed, without libm: a capture with a trigger on cos
+	# elsewhere on the machine (a system-wide uprobe) would put an int3
+	# into the guest's copy of cos
+	cc -O1 -g -o "$E/loop" "$MT_ROOT/tests/data/capture/loop.c"
 }
 
 setup() {
@@ -208,25 +212,25 @@ same_as_emulate() {
 
 @test "qemu: --duration snapshots a program that runs on, and it is stopped" {
 	run timeout 60 mt-capture run -q -b qemu --duration 1 \
-	    -o "$E/dur.snap" -- "$E/demo" 0
+	    -o "$E/dur.snap" -- "$E/loop"
 	[ "$status" -eq 0 ]
 	run mt-decode --stats -o "$E/dur.ev" "$E/dur.snap"
 	[[ "$output" == *"errors: 0"* ]]
 	run mt-decode --info "$E/dur.snap"
 	[[ "$output" == *"meta: reason = duration"* ]]
-	! pgrep -f "qemu-x86_64 .*$E/demo"
+	! pgrep -f "qemu-x86_64 .*$E/loop"
 }
 
 @test "qemu: Ctrl+C snapshots, and a killed target still gets its snapshot" {
 	run timeout 60 sh -c "mt-capture run -q -b qemu -o '$E/int.snap' -- \
-	    '$E/demo' 0 > /dev/null & p=\$!; sleep 1; kill -INT \$p; wait \$p"
+	    '$E/loop' > /dev/null & p=\$!; sleep 1; kill -INT \$p; wait \$p"
 	[ "$status" -eq 0 ]
 	run mt-decode --info "$E/int.snap"
 	[[ "$output" == *"meta: reason = sigint"* ]]
 	run mt-decode --stats -o /dev/null "$E/int.snap"
 	[[ "$output" == *"errors: 0"* ]]
 	run timeout 60 sh -c "mt-capture run -q -b qemu -o '$E/kill.snap' -- \
-	    '$E/demo' 0 > /dev/null & sleep 1; pkill -KILL -f 'qemu-x86_64 .*$E/demo 0'; wait"
+	    '$E/loop' > /dev/null & sleep 1; pkill -KILL -f 'qemu-x86_64 .*$E/loop'; wait"
 	run mt-decode --info "$E/kill.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"meta: reason = exit"* ]]
@@ -234,17 +238,17 @@ same_as_emulate() {
 }
 
 @test "qemu: mt-capture killed leaves no orphan qemu process" {
-	mt-capture run -q -b qemu -o "$E/orphan.snap" -- "$E/demo" 0 \
+	mt-capture run -q -b qemu -o "$E/orphan.snap" -- "$E/loop" \
 	    > /dev/null 2>&1 &
 	local p=$! i
 	sleep 1
-	pgrep -f "qemu-x86_64 .*$E/demo 0"
+	pgrep -f "qemu-x86_64 .*$E/loop"
 	kill -KILL "$p"
 	for i in $(seq 50); do
-		pgrep -f "qemu-x86_64 .*$E/demo 0" > /dev/null || break
+		pgrep -f "qemu-x86_64 .*$E/loop" > /dev/null || break
 		sleep 0.1
 	done
-	! pgrep -f "qemu-x86_64 .*$E/demo 0"
+	! pgrep -f "qemu-x86_64 .*$E/loop"
 }
 
 @test "qemu: clear errors: no qemu, not an x86-64 ELF, setuid, attach" {
