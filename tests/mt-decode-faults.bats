@@ -10,6 +10,7 @@ load helpers/faults
 RP="$MT_SHARED/testdata/real-pt"
 
 setup_file() {
+	[ -f "$RP/unzip/trace" ] && [ -f "$RP/mruby/trace" ] || return 0
 	T="$BATS_FILE_TMPDIR"
 	mt-capture import-raw --pt "$RP/unzip/trace" \
 		--pages "$RP/unzip/addr,$RP/unzip/dump" \
@@ -22,6 +23,8 @@ setup_file() {
 setup() {
 	T="$BATS_FILE_TMPDIR"
 	M="$BATS_TEST_TMPDIR/mnt"
+	[ -f "$RP/unzip/trace" ] && [ -f "$RP/mruby/trace" ] ||
+		skip "needs the real traces in $RP (unzip, mruby)"
 }
 
 teardown() {
