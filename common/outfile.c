@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,64 @@
 
 #include "err.h"
 #include "outfile.h"
+
+#define PENDING_MAX 16
+
+/*
+ * The temporary names of the open outputs, read by signal handlers:
+ * atomic pointers (lock-free on x86-64), cleared before the name is freed.
+ */
+static _Atomic(char *) pending[PENDING_MAX];
+
+static void
+pending_add(char *tmp)
+{
+	for (int i = 0; i < PENDING_MAX; i++) {
+		char *none = NULL;
+
+		if (atomic_compare_exchange_strong(&pending[i], &none, tmp))
+			return;
+	}
+}
+
+static void
+pending_del(const char *tmp)
+{
+	for (int i = 0; i < PENDING_MAX; i++)
+		if (tmp != NULL && atomic_load(&pending[i]) == tmp)
+			atomic_store(&pending[i], NULL);
+}
+
+void
+mt_outfile_unlink_pending(void)
+{
+	int e = errno;
+
+	for (int i = 0; i < PENDING_MAX; i++) {
+		char *tmp = atomic_load(&pending[i]);
+
+		if (tmp != NULL)
+			unlink(tmp);
+	}
+	errno = e;
+}
+
+void
+mt_outfile_trap(void (*handler)(int))
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM };
+	struct sigaction sa;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigaction(sigs[i], NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = handler;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
 
 int
 mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode)
@@ -47,10 +107,14 @@ mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode)
 		o->tmp = NULL;
 		return -MT_E_NOMEM;
 	}
+	/* Known to the signal handlers before the file exists: mkostemp()
+	 * fills in the name before it creates the file. */
+	pending_add(o->tmp);
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (o->fd < 0) {
 		int e = errno;
 
+		pending_del(o->tmp);
 		free(o->tmp);
 		o->tmp = NULL;
 		errno = e;
@@ -85,6 +149,7 @@ mt_outfile_commit(struct mt_outfile *o)
 	e = errno;
 	if (rc < 0)
 		unlink(o->tmp);
+	pending_del(o->tmp);
 	free(o->tmp);
 	free(o->path);
 	o->tmp = o->path = NULL;
@@ -102,6 +167,7 @@ mt_outfile_abort(struct mt_outfile *o)
 	o->fd = -1;
 	if (o->tmp != NULL)
 		unlink(o->tmp);
+	pending_del(o->tmp);
 	free(o->tmp);
 	free(o->path);
 	o->tmp = o->path = NULL;

@@ -33,4 +33,20 @@ int mt_outfile_commit(struct mt_outfile *o);
 /* Give up: close and remove the temporary file.  Keeps errno. */
 void mt_outfile_abort(struct mt_outfile *o);
 
+/*
+ * Remove the temporary files of every output still open (opened and not
+ * yet committed or aborted): for a signal handler, so an interrupted run
+ * leaves nothing behind.  Async-signal-safe: it only reads stored names
+ * and calls unlink(2).  Keeps errno.  Tracks up to 16 open outputs at a
+ * time; further ones are not removed by it.
+ */
+void mt_outfile_unlink_pending(void);
+/*
+ * Install @handler for SIGHUP, SIGINT and SIGTERM, except those the
+ * process was started with ignored (nohup, a background job).  The
+ * handler is main's: it calls mt_outfile_unlink_pending(), then ends the
+ * process by the signal.
+ */
+void mt_outfile_trap(void (*handler)(int));
+
 #endif /* MT_OUTFILE_H */

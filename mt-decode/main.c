@@ -196,6 +196,15 @@ read_snapshot(int fd, struct mt_snap *s, struct mt_snap_diag *d)
 	return mt_snap_read_fd(s, fd, d);
 }
 
+/* SIGINT, SIGTERM, SIGHUP: remove the unfinished output, die by the signal */
+static void
+on_signal(int sig)
+{
+	mt_outfile_unlink_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -207,6 +216,7 @@ main(int argc, char **argv)
 	/* A reader that exits early ends us quietly, even if our parent
 	 * ignored SIGPIPE (we would otherwise report EPIPE). */
 	signal(SIGPIPE, SIG_DFL);
+	mt_outfile_trap(on_signal);
 	o.d.warn = warn_cb;
 	o.d.warn_arg = &o;
 	/*

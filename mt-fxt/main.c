@@ -20,6 +20,7 @@
 
 #include "numarg.h"
 #include "opts.h"
+#include "outfile.h"
 #include "out.h"
 #include "progress.h"
 #include "run.h"
@@ -138,9 +139,7 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 			if ((o->format = out_find(optarg)) == NULL)
 				return bad("--format", optarg);
 			break;
-		case 'f':
-			o->force = 1;
-			break;
+		case 'f': o->force = 1; break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -149,18 +148,12 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 				return bad("--level", optarg);
 			o->level = (int)x;
 			break;
-		case 'o':
-			o->out = optarg;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
+		case 'o': o->out = optarg; break;
+		case 'q': o->quiet = 1; break;
 		case 'V':
 			printf("mt-fxt %s\n", MT_FXT_VERSION);
 			exit(0);
-		case OPT_FUNCTION:
-			o->function = optarg;
-			break;
+		case OPT_FUNCTION: o->function = optarg; break;
 		case OPT_BETWEEN:
 			tok = strchr(optarg, ',');
 			if (tok == NULL || tok == optarg || tok[1] == '\0')
@@ -255,6 +248,15 @@ check_files(const struct fxt_opts *o)
 	return 0;
 }
 
+/* SIGINT, SIGTERM, SIGHUP: remove the unfinished output, die by the signal */
+static void
+on_signal(int sig)
+{
+	mt_outfile_unlink_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -270,6 +272,7 @@ main(int argc, char **argv)
 	int fd = STDIN_FILENO, rc;
 
 	signal(SIGPIPE, SIG_DFL);	/* a reader gone early: die quietly */
+	mt_outfile_trap(on_signal);
 	if ((rc = parse_args(&o, argc, argv)) != 0 ||
 	    (rc = check_files(&o)) != 0)
 		return rc;

@@ -21,6 +21,7 @@
 #include "dso.h"
 #include "bidcache.h"
 #include "err.h"
+#include "outfile.h"
 #include "progress.h"
 #include "stream.h"
 
@@ -133,6 +134,15 @@ progress_ms(void)
 	return errno != 0 || *end != '\0' || v > 60000 ? 250 : (int)v;
 }
 
+/* SIGINT, SIGTERM, SIGHUP: remove the unfinished output, die by the signal */
+static void
+on_signal(int sig)
+{
+	mt_outfile_unlink_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -146,6 +156,7 @@ main(int argc, char **argv)
 	int c, rc, quiet = 0;
 
 	signal(SIGPIPE, SIG_DFL);	/* a reader gone early: die quietly */
+	mt_outfile_trap(on_signal);
 	while ((c = getopt_long(argc, argv, "aCd:e:fhio:pqsV", longopts,
 	    NULL)) != -1) {
 		switch (c) {
