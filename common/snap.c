@@ -686,6 +686,15 @@ diag(struct mt_snap_diag *d, int rc, uint64_t off, uint32_t type,
 	return rc;
 }
 
+/* A failed read(2) of @in: its offset and errno's text ("Is a directory") */
+static int
+read_error(struct mt_snap_diag *d, const struct src *in)
+{
+	return diag(d, -MT_E_IO, in->off, MT_SNAP_NONE,
+	    "read error at offset %llu: %s", (unsigned long long)in->off,
+	    strerror(errno));
+}
+
 static int
 get_str(struct mt_buf *b, char **out)
 {
@@ -972,14 +981,14 @@ read_header(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 
 	rc = src_read(in, h, 8);
 	if (rc == -MT_E_IO)
-		return diag(d, rc, in->off, MT_SNAP_NONE, "read error");
+		return read_error(d, in);
 	if (rc < 0 || memcmp(h, MT_SNAP_MAGIC, 8) != 0)
 		return diag(d, -MT_E_MAGIC, 0, MT_SNAP_NONE,
 		    "not an mt snapshot (bad magic)");
 	rc = src_read(in, h + 8, MT_SNAP_HDR_SIZE - 8);
 	if (rc < 0)
-		return diag(d, rc, in->off, MT_SNAP_NONE,
-		    rc == -MT_E_IO ? "read error" : "truncated file header");
+		return rc == -MT_E_IO ? read_error(d, in) : diag(d, rc,
+		    in->off, MT_SNAP_NONE, "truncated file header");
 	s->major = mt_le16(h + 8);
 	s->minor = mt_le16(h + 10);
 	if (s->major != MT_SNAP_MAJOR)
@@ -1001,8 +1010,8 @@ read_header(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 	sum = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
 	if (rc < 0)
-		return diag(d, rc, in->off, MT_SNAP_NONE,
-		    rc == -MT_E_IO ? "read error" : "truncated file header");
+		return rc == -MT_E_IO ? read_error(d, in) : diag(d, rc,
+		    in->off, MT_SNAP_NONE, "truncated file header");
 	if (sum != mt_le64(h + 24))
 		return diag(d, -MT_E_CHECKSUM, 24, MT_SNAP_NONE,
 		    "checksum mismatch in file header");
@@ -1145,8 +1154,7 @@ read_all(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 		pay = NULL;
 	}
 ioerr:
-	rc = diag(d, -MT_E_IO, in->off, MT_SNAP_NONE,
-	    "read error at offset %llu", (unsigned long long)in->off);
+	rc = read_error(d, in);
 out:
 	free(pay);
 	return rc;

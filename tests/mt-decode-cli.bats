@@ -63,6 +63,16 @@ setup() {
 	[ "$output" = "mt-decode: '$D/hello.txt': not an mt snapshot (bad magic)" ]
 }
 
+@test "mt-decode: a directory as the snapshot is one error naming it and the reason, exit 1" {
+	mkdir -p "$BATS_TEST_TMPDIR/dir"
+	run mt-decode "$BATS_TEST_TMPDIR/dir"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-decode: '$BATS_TEST_TMPDIR/dir': read error at offset 0: Is a directory" ]
+	run sh -c 'mt-decode < "$1"' _ "$BATS_TEST_TMPDIR/dir"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-decode: '-': read error at offset 0: Is a directory" ]
+}
+
 @test "mt-decode: a missing file is exit 1, bad usage exit 2, --help exit 0" {
 	run mt-decode "$D/nonexistent.snap"
 	[ "$status" -eq 1 ]
