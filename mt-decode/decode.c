@@ -83,6 +83,7 @@ struct dec_buf {
 	int clk_ok;
 	size_t trigi;		/* next trigger (index into snapshot) */
 	struct dec_pend pend;
+	int tx_abort;		/* the last event was a TSX abort */
 	struct mt_ev ev;	/* record being written */
 	/* A segment of the buffer (-j N, parallel.h); NULL: all of it. */
 	const struct dec_unit *u;
@@ -514,7 +515,7 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 {
 	uint64_t t, ip;
 	const char *why;
-	int rc;
+	int rc, aborted;
 
 	b->r->st->ipt_events++;
 	if (b->r->perf_clock && ev->has_tsc) {
@@ -533,6 +534,8 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		}
 	}
 	t = dec_time(b, 0);
+	aborted = b->tx_abort;
+	b->tx_abort = 0;
 	switch (ev->type) {
 	case ptev_enabled:
 		if (b->pend.kind != WK_NONE)
@@ -559,7 +562,18 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		if (b->pend.kind != WK_NONE)
 			dec_resolve(b, ev->variant.async_branch.from, 0);
 		ip = ev->ip_suppressed ? 0 : ev->variant.async_branch.to;
-		dec_emit(b, MT_EV_IRQ, t, ev->variant.async_branch.from, ip);
+		if (aborted) {
+			/*
+			 * The FUP + TIP after MODE.TSX(abort): the abort
+			 * branches to the handler XBEGIN named, like a jump.
+			 */
+			dec_set_pend(b, WK_JMP, ev->variant.async_branch.from,
+			    0, 2, t);
+			dec_resolve(b, ip, 0);
+		} else {
+			dec_emit(b, MT_EV_IRQ, t,
+			    ev->variant.async_branch.from, ip);
+		}
 		b->last_ip = ip;
 		break;
 	case ptev_overflow:
@@ -570,8 +584,22 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		if (ip)
 			b->last_ip = ip;
 		break;
+	case ptev_tsx:
+		/* PSB+ restates the mode: not a begin, commit or abort. */
+		if (ev->status_update)
+			break;
+		ip = ev->ip_suppressed ? 0 : ev->variant.tsx.ip;
+		if (b->pend.kind != WK_NONE && ip)
+			dec_resolve(b, ip, 0);
+		dec_emit_str(b, MT_EV_TX, t, ip, 0, ev->variant.tsx.aborted ?
+		    "abort" : ev->variant.tsx.speculative ? "begin" :
+		    "commit");
+		b->tx_abort = ev->variant.tsx.aborted;
+		if (ip)
+			b->last_ip = ip;
+		break;
 	default:
-		/* Paging, exec mode, TSX, VMCS, power, timing: no record. */
+		/* Paging, exec mode, VMCS, power, timing: no record. */
 		break;
 	}
 	return 0;

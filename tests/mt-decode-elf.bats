@@ -25,16 +25,36 @@ events() {	# the event records of a stream file
 	sed -n '/^thread /,$p' "$1" | tail -n +2
 }
 
-@test "mt-decode: a bundled ELF gives function ranges: the tail call is a jmp" {
-	mt-capture import-raw --pt "$D/tailcall.pt" --elf "$D/code.elf" -o "$D/b.snap"
-	run mt-decode --stats -o "$D/b.ev" "$D/b.snap"
+# decode_bundled PT EXPECTED NAME: import PT with the ELF bundled, decode
+# it into $D/NAME.ev without errors, compare its events with EXPECTED.
+decode_bundled() {
+	mt-capture import-raw --pt "$1" --elf "$D/code.elf" -o "$D/$3.snap"
+	run mt-decode --stats -o "$D/$3.ev" "$D/$3.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
-	run diff -u "$E" <(events "$D/b.ev")
+	run diff -u "$2" <(events "$D/$3.ev")
 	echo "$output"
 	[ "$status" -eq 0 ]
+}
+
+@test "mt-decode: a bundled ELF gives function ranges: the tail call is a jmp" {
+	decode_bundled "$D/tailcall.pt" "$E" b
 	run grep '^mod ' "$D/b.ev"
 	[[ "$output" == "mod 0 0x400000 0x40010c 4096 "[0-9a-f]*" $D/code.elf" ]]
+}
+
+@test "mt-decode: a TSX abort from f to its handler in main is a jmp; mt-symbolize names the tx records" {
+	"$D/ptgen" tsx "$D/tsx.pt"
+	decode_bundled "$D/tsx.pt" "$MT_ROOT/tests/data/decode/tsx-elf.events" tsx
+	run mt-symbolize -o "$D/tsx.sym" "$D/tsx.ev"
+	[ "$status" -eq 0 ]
+	# the abort's loc names f, the function it happened in
+	loc=$(awk '$1 == "tx" && $5 == "abort" { print substr($6, 2) }' "$D/tsx.sym")
+	fn=$(awk -v l="$loc" '$1 == "loc" && $2 == l { split($4, a, ":"); print a[1] }' "$D/tsx.sym")
+	run awk -v f="$fn" '$1 == "fn" && $2 == f { print $5 }' "$D/tsx.sym"
+	[ "$output" = "f" ]
+	run grep -c '^tx [0-9]* 0 0x[0-9a-f]* \(begin\|commit\|abort\) @[1-9][0-9]*$' "$D/tsx.sym"
+	[ "$output" -eq 4 ]
 }
 
 @test "mt-decode: without function symbols the same trace has no jmp" {

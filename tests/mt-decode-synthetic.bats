@@ -67,3 +67,11 @@ check() {	# check SCENARIO [expected-name] [mt-decode options]
 @test "mt-decode: leaving the IP filter is a call then disable filter, enable on return" {
 	check filter
 }
+
+@test "mt-decode: TSX begin, commit and abort are tx records; the abort's branch is no irq" {
+	check tsx
+	run grep -c '^tx ' "$D/tsx.out"
+	[ "$output" -eq 4 ]
+	run grep -c '^irq ' "$D/tsx.out"
+	[ "$output" -eq 0 ]
+}

@@ -52,6 +52,11 @@
  *              target), TIP.PGE where it returns, then a round
  *   tailcall   call *%rbx to t, whose jmp g leaves t (a `jmp` event when
  *              function symbols are known), g returns
+ *   tsx        a transaction begins at main (MODE.TSX + FUP) and commits
+ *              at 0x400007 after a round (MODE.TSX + FUP); a second one
+ *              begins at main and aborts in f at its ret (MODE.TSX abort
+ *              + FUP 0x400025 + TIP to the abort handler 0x400007); a
+ *              round (the PSB+ restates MODE.TSX: not a change)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -151,8 +156,23 @@ tnt(const char *bits)
 	put(&p);
 }
 
+/* MODE.TSX with @intx and @abrt. */
 static void
-psb_plus(uint64_t fup)
+mode_tsx(int intx, int abrt)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_tsx;
+	p.payload.mode.bits.tsx.intx = intx ? 1 : 0;
+	p.payload.mode.bits.tsx.abrt = abrt ? 1 : 0;
+	put(&p);
+}
+
+/* PSB+ with MODE.Exec (64-bit), MODE.TSX if @tsx, FUP @fup if not 0. */
+static void
+psb_plus_mode(uint64_t fup, int tsx)
 {
 	struct pt_packet p;
 
@@ -162,9 +182,25 @@ psb_plus(uint64_t fup)
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec.csl = 1;
 	put(&p);
+	if (tsx)
+		mode_tsx(0, 0);
 	if (fup)
 		ip(ppt_fup, pt_ipc_sext_48, fup);
 	pkt(ppt_psbend);
+}
+
+static void
+psb_plus(uint64_t fup)
+{
+	psb_plus_mode(fup, 0);
+}
+
+/* MODE.TSX (@intx, @abrt) and the FUP at @at that binds it. */
+static void
+tsx(int intx, int abrt, uint64_t at)
+{
+	mode_tsx(intx, abrt);
+	ip(ppt_fup, pt_ipc_sext_48, at);
 }
 
 static void
@@ -265,6 +301,17 @@ scenario(const char *s)
 		tnt("11");
 		ip(ppt_tip, pt_ipc_sext_48, CODE + 0x68);
 		ip(ppt_tip, pt_ipc_sext_48, CODE + 0x07);
+	} else if (strcmp(s, "tsx") == 0) {
+		psb_plus(CODE);
+		tsx(1, 0, CODE);
+		round_std();
+		tsx(0, 0, CODE + 0x07);
+		tsx(1, 0, CODE + 0x07);
+		tnt("1");
+		tsx(0, 1, CODE + 0x25);
+		ip(ppt_tip, pt_ipc_sext_48, CODE + 0x07);
+		psb_plus_mode(CODE, 1);
+		round_std();
 	} else if (strcmp(s, "filter") == 0) {
 		psb_plus(CODE);
 		tnt("11");
