@@ -31,9 +31,11 @@ setup_file() {
 # capture NAME [mt-capture options]: run $G/NAME from main under the
 # software backend (its counts in $G/NAME.truth), decode it without
 # errors into $G/NAME.sym (symbolized) and $G/NAME.json (mt-fxt).
+# Done once per file: later tests of the same program reuse it.
 capture() {
 	local p=$1 start=main
 	shift
+	[ -s "$G/$p.json" ] && return 0
 	[ "$p" = goroutines ] && start=main.main
 	run mt-capture run -q -b emulate --start-at "$start" -s 64M \
 	    -o "$G/$p.snap" "$@" -- "$G/$p"
@@ -64,6 +66,18 @@ decoded_calls() {
 	diff -u "$G/$p.want" "$G/$p.got"
 }
 
+# frames NAME: mt-fxt's frames of the counted functions number the
+# program's calls and nest as deep as it counted (gt-stacks output in
+# $G/NAME.frames).
+frames() {
+	local p=$1 want=()
+	mapfile -t want < <(awk '$1 == "calls" { print $2 }' "$G/$p.truth")
+	"$MT_ROOT/tests/helpers/gt-stacks" frames "$G/$p.json" "${want[@]}" \
+	    > "$G/$p.frames"
+	diff -u <(grep -E '^(calls|depth) ' "$G/$p.truth") \
+	    <(grep -E '^(calls|depth) ' "$G/$p.frames")
+}
+
 @test "ground truth: a timer signal's handler: mt-decode's calls are the program's" {
 	capture signal
 	decoded_calls signal main handler
@@ -92,4 +106,19 @@ decoded_calls() {
 @test "ground truth: goroutines taking turns: mt-decode's calls are the program's" {
 	GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 capture goroutines --all-threads
 	decoded_calls goroutines main.main
+}
+
+@test "ground truth: a thread started mid-run: mt-fxt's frames are the program's; the thread begins after pthread_create" {
+	capture thread --all-threads
+	frames thread
+	grep -qx 'threads 2' "$G/thread.frames"
+	local created wtid begins
+	created=$(jq '[.traceEvents[] | select(.ph == "B" and
+	    (.name | startswith("pthread_create")))][0].ts' "$G/thread.json")
+	wtid=$(jq '[.traceEvents[] | select(.ph == "B" and .name == "worker")][0].tid' \
+	    "$G/thread.json")
+	begins=$(jq "[.traceEvents[] | select(.ph == \"B\" and .tid == $wtid) | .ts] | min" \
+	    "$G/thread.json")
+	echo "pthread_create at $created, thread $wtid's first frame at $begins"
+	awk -v c="$created" -v b="$begins" 'BEGIN { exit !(c + 0 > 0 && b + 0 > c + 0) }'
 }
