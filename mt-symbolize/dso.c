@@ -300,6 +300,27 @@ sym_dso_open_file(struct sym_dso **dp, const char *path,
 	return 0;
 }
 
+/*
+ * ROOT/path (a copy of the target's tree, mt-decode --root) if it is there
+ * and its build-id is @hex (or none was recorded): a new string, else NULL
+ * (*@mismatch set when the build-id differs).
+ */
+static char *
+under_root(const char *root, const char *path, const char *hex,
+    int *mismatch)
+{
+	char *p;
+
+	if (asprintf(&p, "%s%s", root, path) < 0)
+		return NULL;
+	if (file_exists(p) && (hex[0] == '\0' || build_id_matches(p, hex)))
+		return p;
+	if (file_exists(p))
+		*mismatch = 1;
+	free(p);
+	return NULL;
+}
+
 int
 sym_dso_open(struct sym_dso **dp, const char *path, const char *build_id,
     const struct sym_dso_opts *o)
@@ -316,6 +337,8 @@ sym_dso_open(struct sym_dso **dp, const char *path, const char *build_id,
 		return -MT_E_NOMEM;
 	for (i = 0; hex[0] && i < o->ndebug_dirs && !found; i++)
 		found = by_build_id(o->debug_dirs[i], hex, "");
+	if (found == NULL && path[0] == '/' && o->root != NULL)
+		found = under_root(o->root, path, hex, &mismatch);
 	if (found == NULL && path[0] == '/' && file_exists(path)) {
 		if (hex[0] == '\0' || build_id_matches(path, hex))
 			found = strdup(path);

@@ -25,6 +25,9 @@ struct sym_dso;
 struct sym_dso_opts {
 	const char *const *debug_dirs;	/* --debug-dir DIRs; not owned */
 	size_t ndebug_dirs;		/* entries in debug_dirs */
+	const char *root;		/* --root DIR: a copy of the target's
+					 * file tree, tried before the recorded
+					 * path; NULL: none; not owned */
 };
 
 /* Which naming rules a lookup follows. */

@@ -41,6 +41,7 @@ static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "pretty-print", no_argument, NULL, 'p' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "root", required_argument, NULL, 'r' },
 	{ "basenames", no_argument, NULL, 's' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
@@ -56,7 +57,8 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: mt-symbolize [-hqV] [-d dir] [--kallsyms file] "
 	    "[--no-demangle]\n"
-	    "                    [--perf-map file] [-o outfile] [file]\n"
+	    "                    [--perf-map file] [-o outfile] [-r root] "
+	    "[file]\n"
 	    "       mt-symbolize -e file [-aCfips] [-d dir] [--elfutils] "
 	    "[address ...]\n");
 	if (f != stdout)
@@ -72,6 +74,8 @@ usage(FILE *f)
 	    "  -q, --quiet          no warnings and no progress line (shown\n"
 	    "                       only when stderr is a terminal and the\n"
 	    "                       input is not a pipe)\n"
+	    "  -r, --root DIR       look for recorded paths under DIR first\n"
+	    "                       (a copy of the target's files)\n"
 	    "addr2line mode (-e): addresses as operands or one per line on "
 	    "stdin\n"
 	    "  -a  print addresses   -C  demangle   -f  function names\n"
@@ -157,7 +161,7 @@ main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_DFL);	/* a reader gone early: die quietly */
 	mt_outfile_trap(on_signal);
-	while ((c = getopt_long(argc, argv, "aCd:e:fhio:pqsV", longopts,
+	while ((c = getopt_long(argc, argv, "aCd:e:fhio:pqr:sV", longopts,
 	    NULL)) != -1) {
 		switch (c) {
 		case 'a': a.addresses = 1; break;
@@ -176,6 +180,7 @@ main(int argc, char **argv)
 		case 'o': s.out = optarg; break;
 		case 'p': a.pretty = 1; break;
 		case 'q': quiet = 1; break;
+		case 'r': d.root = optarg; break;
 		case 's': a.basenames = 1; break;
 		case 'V': printf("mt-symbolize 1.0\n"); return 0;
 		case OPT_NO_DEMANGLE: s.demangle = 0; break;

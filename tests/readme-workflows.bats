@@ -169,6 +169,27 @@ trigger_stack() {
 	[ "$output" -eq 1 ]
 }
 
+@test "README: --no-bundle, then mt-decode --root and mt-symbolize --root name the functions" {
+	cd "$W"
+	mkdir -p app/bin
+	cp "$DEMO" app/bin/demo
+	run mt-capture run $CAP --no-bundle -o thin.snap -- app/bin/demo 1
+	[ "$status" -eq 0 ]
+	# The target's files under target-copy/, under their own paths; the
+	# program is gone from where it ran, and no build-id cache has it.
+	mkdir -p "target-copy$W"
+	mv app "target-copy$W/"
+	export MT_CACHE_DIR="$W/empty-cache"
+	line=$("$MT_ROOT/tests/helpers/readme-line" 'mt-decode --root')
+	run bash -c "$line"
+	[ "$status" -eq 0 ]
+	run "$MT_ROOT/tests/helpers/fxt-check" --dump thin.fxt.gz
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"+main "* ]]
+	[[ "$output" == *"+__cos"* ]]
+	[ ! -e "$MT_CACHE_DIR/.build-id" ]
+}
+
 @test "README: a snapshot streamed over ssh with -o - decodes" {
 	SSHD_DIR="$W/sshd"
 	sshd_start "$SSHD_DIR"
