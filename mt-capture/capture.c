@@ -43,7 +43,6 @@
 					 * drained every 100 ms or so */
 #define PT_DATA_PAGES	2		/* the PT events' own records */
 #define MAX_BUNDLE	(512ull << 20)	/* bigger ELF files are not bundled */
-#define MAX_FDS		1024
 #define MAX_HITS	4096		/* hits kept between snapshots */
 
 struct fixsite {
@@ -87,6 +86,8 @@ struct mt_cap {
 	size_t nfsites;
 	struct mt_cap_hit *hits;
 	size_t nhits, caphits, hits_seen;
+	struct pollfd *pfd;	/* mt_cap_poll's fds, then as many ints */
+	size_t npfd;
 	size_t hits_dropped;	/* older hits forgotten (MAX_HITS) */
 
 	struct fixsite *fix;
@@ -534,8 +535,6 @@ mt_cap_add_hit(struct mt_cap *c, pid_t pid, pid_t tid, uint64_t ip,
 int
 mt_cap_poll(struct mt_cap *c, int timeout_ms)
 {
-	struct pollfd pfd[MAX_FDS];
-	int fds[MAX_FDS];
 	struct mt_trig_hit hits[64];
 	size_t n = 0, k, i, nh;
 	char junk[64];
@@ -544,6 +543,21 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 	if (g_signal != 0)
 		return MT_CAP_EV_SIGNAL;
 	if (timeout_ms != 0) {
+		/* Every trigger ring, however many (triggers x CPUs). */
+		size_t want = 1 + mt_trig_fds(c->trig, NULL, SIZE_MAX) +
+		    c->ntargets;
+		struct pollfd *pfd = c->pfd;
+		int *fds;
+
+		if (want > c->npfd) {
+			pfd = realloc(c->pfd, want * (sizeof(*pfd) +
+			    sizeof(int)));
+			if (pfd == NULL)
+				return -MT_E_NOMEM;
+			c->pfd = pfd;
+			c->npfd = want;
+		}
+		fds = (int *)(void *)(pfd + c->npfd);
 		/* Wake at least every 100 ms to drain the sideband. */
 		if (timeout_ms < 0 || timeout_ms > 100)
 			timeout_ms = 100;
@@ -551,7 +565,7 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 			timeout_ms = ms_until(&c->deadline);
 		pfd[n].fd = g_wake_r;
 		pfd[n++].events = POLLIN;
-		k = mt_trig_fds(c->trig, fds, MAX_FDS - n - MT_CAP_MAX_PIDS);
+		k = mt_trig_fds(c->trig, fds, c->npfd - 1 - c->ntargets);
 		for (i = 0; i < k; i++) {
 			pfd[n].fd = fds[i];
 			pfd[n++].events = POLLIN;
@@ -569,14 +583,16 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 	}
 	if (g_signal != 0)
 		return MT_CAP_EV_SIGNAL;
-	if (c->sb != NULL && (rc = mt_sbev_drain(c->sb)) < 0)
-		return rc;
+	/* Hits first: the snapshot (ops->stop) follows at once; the
+	 * sideband is drained after the stop. */
 	nh = mt_trig_read(c->trig, c->targets, c->ntargets, hits, 64);
 	for (i = 0; i < nh; i++)
 		if ((rc = add_hit(c, &hits[i])) < 0)
 			return rc;
 	if (c->nhits > c->hits_seen)
 		return MT_CAP_EV_TRIGGER;
+	if (c->sb != NULL && (rc = mt_sbev_drain(c->sb)) < 0)
+		return rc;
 	if (c->has_deadline && ms_until(&c->deadline) == 0)
 		return MT_CAP_EV_DURATION;
 	check_exits(c);
@@ -920,6 +936,8 @@ take_snapshot(struct mt_cap *c, int ev)
 		warnx("cannot stop recording: %s", mt_strerror(rc));
 		return rc;
 	}
+	/* No hits while the snapshot is written (re-enabled on resume). */
+	(void)mt_trig_enable(c->trig, 0, 0);
 	if (c->sb != NULL)
 		(void)mt_sbev_drain(c->sb);
 	mt_snap_init(&s);
@@ -1087,6 +1105,9 @@ cleanup(struct mt_cap *c)
 	}
 	free(c->hits);
 	c->hits = NULL;
+	free(c->pfd);
+	c->pfd = NULL;
+	c->npfd = 0;
 	free(c->fix);
 	c->fix = NULL;
 }
@@ -1569,6 +1590,15 @@ mt_cap_main(const struct mt_cap_opts *o)
 		warnx("cannot start recording: %s", msg);
 		goto out;
 	}
+	/*
+	 * Triggers are opened disabled (issue 19): enabled only once PT
+	 * records.  run: before the program runs (PT starts at its exec);
+	 * attach: after the slow description and copies, below.
+	 */
+	if (!o->attach && mt_trig_enable(c->trig, 1, 1) < 0) {
+		warn("cannot enable the triggers");
+		goto out;
+	}
 	if ((e = open_gate(c)) != 0) {
 		warnx("cannot run '%s': %s", o->argv[0], strerror(e));
 		goto out;
@@ -1595,6 +1625,11 @@ mt_cap_main(const struct mt_cap_opts *o)
 		if (msg[0] != '\0')
 			warnx("%s", msg);
 	}
+	/* run: also the hw: breakpoints armed above; keep uprobe hits. */
+	if (mt_trig_enable(c->trig, 1, o->attach) < 0) {
+		warn("cannot enable the triggers");
+		goto out;
+	}
 	ready(c);
 	for (;;) {
 		ev = c->ops->run(c);
@@ -1608,7 +1643,8 @@ mt_cap_main(const struct mt_cap_opts *o)
 			if (o->multi_snapshot && (o->max_snapshots == 0 ||
 			    c->nsnapshots < o->max_snapshots) &&
 			    c->ops->resume != NULL) {
-				if ((rc = c->ops->resume(c)) < 0) {
+				if ((rc = c->ops->resume(c)) < 0 ||
+				    (rc = mt_trig_enable(c->trig, 1, 1)) < 0) {
 					warnx("cannot resume: %s",
 					    mt_strerror(rc));
 					goto out;

@@ -534,6 +534,7 @@ mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
 			a.sample_period = 1;
 			a.wakeup_events = 1;
 			a.sample_type = TRIG_SAMPLE;
+			a.disabled = 1;	/* mt_trig_enable, once PT runs */
 			fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)c,
 			    -1, PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0 && errno == ENODEV)
@@ -596,6 +597,7 @@ mt_trig_open_hw(struct mt_trig *t, unsigned site, uint64_t addr,
 			a.exclude_kernel = 1;
 			a.exclude_hv = 1;
 			a.inherit = 1;	/* threads created later */
+			a.disabled = 1;	/* mt_trig_enable, once PT runs */
 			fd = (int)syscall(SYS_perf_event_open, &a, tids[k],
 			    (int)c, -1, PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0 && (errno == ENODEV || errno == ESRCH))
@@ -681,58 +683,98 @@ mt_trig_fds(const struct mt_trig *t, int *fds, size_t max)
 	size_t i;
 
 	for (i = 0; t != NULL && i < t->nev && i < max; i++)
-		fds[i] = t->ev[i].fd;
+		if (fds != NULL)
+			fds[i] = t->ev[i].fd;
 	return i;
+}
+
+size_t
+mt_trig_parse(const uint8_t *data, uint64_t size, uint64_t head,
+    uint64_t *tailp, unsigned site, const pid_t *pids, size_t npids,
+    struct mt_trig_hit *hits, size_t max)
+{
+	uint64_t tail = *tailp, j;
+	size_t k, n = 0;
+
+	while (tail + 8 <= head) {
+		uint8_t rec[32];
+		uint16_t rsz;
+		uint32_t type;
+
+		for (j = 0; j < 8; j++)
+			rec[j] = data[(tail + j) & (size - 1)];
+		memcpy(&type, rec, 4);
+		memcpy(&rsz, rec + 6, 2);
+		if (rsz < 8 || tail + rsz > head)
+			break;
+		if (type == PERF_RECORD_SAMPLE && rsz >= 8 + 24) {
+			struct mt_trig_hit h;
+			uint32_t pt[2];
+			int ours = 0;
+
+			/* Never consume a sample there is no room for. */
+			if (n == max)
+				break;
+			for (j = 0; j < 32; j++)
+				rec[j] = data[(tail + j) & (size - 1)];
+			memcpy(&h.ip, rec + 8, 8);
+			memcpy(pt, rec + 16, 8);
+			memcpy(&h.time, rec + 24, 8);
+			h.pid = pt[0];
+			h.tid = pt[1];
+			h.trigger = site;
+			for (k = 0; k < npids; k++)
+				if ((pid_t)h.pid == pids[k])
+					ours = 1;
+			if (ours)
+				hits[n++] = h;
+		}
+		tail += rsz;
+	}
+	*tailp = tail;
+	return n;
 }
 
 size_t
 mt_trig_read(struct mt_trig *t, const pid_t *pids, size_t npids,
     struct mt_trig_hit *hits, size_t max)
 {
-	size_t i, k, n = 0;
+	size_t i, n = 0;
 
-	for (i = 0; t != NULL && i < t->nev; i++) {
+	for (i = 0; t != NULL && i < t->nev && n < max; i++) {
 		struct perf_event_mmap_page *pg = t->ev[i].map;
 		const uint8_t *data = (const uint8_t *)pg + t->page;
-		uint64_t size = t->page, head, tail;
+		uint64_t head, tail;
 
 		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 		tail = pg->data_tail;
-		while (tail + 8 <= head) {
-			uint8_t rec[64];
-			uint16_t rsz;
-			uint32_t type;
-			uint64_t j;
-
-			for (j = 0; j < 8; j++)
-				rec[j] = data[(tail + j) & (size - 1)];
-			memcpy(&type, rec, 4);
-			memcpy(&rsz, rec + 6, 2);
-			if (rsz < 8 || tail + rsz > head)
-				break;
-			if (type == PERF_RECORD_SAMPLE && rsz >= 8 + 24 &&
-			    n < max) {
-				struct mt_trig_hit h;
-				uint32_t pt[2];
-				int ours = 0;
-
-				for (j = 0; j < 32; j++)
-					rec[j] = data[(tail + j) & (size - 1)];
-				memcpy(&h.ip, rec + 8, 8);
-				memcpy(pt, rec + 16, 8);
-				memcpy(&h.time, rec + 24, 8);
-				h.pid = pt[0];
-				h.tid = pt[1];
-				h.trigger = t->ev[i].site;
-				for (k = 0; k < npids; k++)
-					if ((pid_t)h.pid == pids[k])
-						ours = 1;
-				if (ours)
-					hits[n++] = h;
-			}
-			tail += rsz;
-		}
+		n += mt_trig_parse(data, t->page, head, &tail, t->ev[i].site,
+		    pids, npids, hits + n, max - n);
 		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 	}
 	return n;
+}
+
+int
+mt_trig_enable(struct mt_trig *t, int on, int drop)
+{
+	unsigned long req = on ? PERF_EVENT_IOC_ENABLE :
+	    PERF_EVENT_IOC_DISABLE;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; t != NULL && i < t->nev; i++) {
+		struct perf_event_mmap_page *pg = t->ev[i].map;
+
+		if (on && drop)	/* queued hits are older than this start */
+			__atomic_store_n(&pg->data_tail, __atomic_load_n(
+			    &pg->data_head, __ATOMIC_ACQUIRE),
+			    __ATOMIC_RELEASE);
+		if (ioctl(t->ev[i].fd, req, 0) < 0)
+			rc = -MT_E_SYS;
+	}
+	for (i = 0; t != NULL && i < t->nextra; i++)
+		if (ioctl(t->extra[i], req, 0) < 0)
+			rc = -MT_E_SYS;
+	return rc;
 }

@@ -35,7 +35,9 @@
  * thread, and one opened with inherit makes the target's clone() fail
  * (the child event would re-read attr.config1, a pointer into our address
  * space).  The price: while recording, other processes that run the same
- * function also take the uprobe trap.  Needs CAP_SYS_ADMIN (uprobes are
+ * function also take the uprobe trap.  The events are opened disabled and
+ * enabled (mt_trig_enable) only once PT records, so no hit precedes the
+ * trace.  Needs CAP_SYS_ADMIN (uprobes are
  * never allowed unprivileged).  Never prints.
  */
 #ifndef MT_CAPTURE_TRIGGER_H
@@ -100,13 +102,33 @@ void mt_trig_free(struct mt_trig *t);
  */
 int mt_trig_open_hw(struct mt_trig *t, unsigned site, uint64_t addr,
     const pid_t *tids, size_t ntids, char *msg, size_t msgsz);
-/* fds to poll (readable when hits are pending); returns count. */
+/* fds to poll (readable when hits are pending) into @fds (NULL: only
+ * count them); returns the count (<= @max). */
 size_t mt_trig_fds(const struct mt_trig *t, int *fds, size_t max);
 /*
  * Move pending hits of processes in @pids into @hits (at most @max);
- * returns how many.  Hits of other processes are dropped.
+ * returns how many.  Hits of other processes are dropped; hits beyond
+ * @max stay in the rings for the next call.
  */
 size_t mt_trig_read(struct mt_trig *t, const pid_t *pids, size_t npids,
     struct mt_trig_hit *hits, size_t max);
+
+/*
+ * The ring parser of mt_trig_read: the records of the ring of @size bytes
+ * at @data between *@tailp and @head (perf_event_mmap_page data_tail and
+ * data_head), samples of IP|TID|TIME.  Hits of @pids go to @hits as
+ * trigger @site; stops before a sample when @max hits are stored, so
+ * *@tailp (advanced) never passes a hit that was not kept.
+ */
+size_t mt_trig_parse(const uint8_t *data, uint64_t size, uint64_t head,
+    uint64_t *tailp, unsigned site, const pid_t *pids, size_t npids,
+    struct mt_trig_hit *hits, size_t max);
+
+/*
+ * The events are opened disabled.  Enable them (@on; with @drop, first
+ * drop every hit queued in the rings: older than this start) or disable
+ * them, uprobe and hw: alike.  Returns 0 or -MT_E_SYS.
+ */
+int mt_trig_enable(struct mt_trig *t, int on, int drop);
 
 #endif /* MT_CAPTURE_TRIGGER_H */

@@ -236,3 +236,32 @@ budget_tree() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"--timing: mtc_period=3 is not allowed by intel_pt/caps/mtc_periods (0x6)"* ]]
 }
+
+# The order of ENABLE/DISABLE ioctls on the PT and uprobe events, runs of
+# the same (kind, request) collapsed: "pt ENABLE,uprobe ENABLE,...".
+ioctl_order() {
+	awk '/^ioctl (pt|uprobe) .* (ENABLE|DISABLE)$/ {
+		k = $2 " " $4
+		if (k != last) { printf "%s%s", sep, k; sep = "," }
+		last = k
+	}' "$L"
+}
+
+@test "mt-capture attach: triggers open disabled, and fire only while PT records, across snapshots" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	"$T/loop" > /dev/null &
+	tpid=$!
+	run with_fakept -- mt-capture attach --backend pt --trigger work \
+	    --multi-snapshot --max-snapshots 3 -p "$tpid" \
+	    -o "$BATS_TEST_TMPDIR/m.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wrote snapshot 2 (trigger)"* ]]
+	run grep -c '^open uprobe .* disabled=1 ' "$L"
+	[ "$output" -eq "$(nproc)" ]
+	run grep -c '^open uprobe .* disabled=0 ' "$L"
+	[ "$output" -eq 0 ]
+	# enabled after PT, disabled with it while each snapshot is written
+	# (the queued hits are dropped when they are enabled again)
+	run ioctl_order
+	[ "$output" = "pt ENABLE,uprobe ENABLE,pt DISABLE,uprobe DISABLE,pt ENABLE,uprobe ENABLE,pt DISABLE,uprobe DISABLE,pt ENABLE,uprobe ENABLE,pt DISABLE,uprobe DISABLE,pt DISABLE" ]
+}

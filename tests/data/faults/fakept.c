@@ -59,6 +59,7 @@ int close(int fd);
 
 #define MAXFD 65536
 static unsigned char fake[MAXFD];	/* fd is a fake PT event */
+static unsigned char upr[MAXFD];	/* fd is a uprobe event */
 static struct perf_event_mmap_page *upage[MAXFD];
 
 static long
@@ -155,8 +156,10 @@ fake_open(long (*real)(long, ...), struct perf_event_attr *ua, long pid,
 	fd = real(SYS_perf_event_open, &a, pid, cpu, group, flags);
 	if (fd >= 0 && fd < MAXFD) {
 		fake[fd] = (unsigned char)is_pt;
+		upr[fd] = (unsigned char)is_up;
 		upage[fd] = NULL;
 	}
+	tlog("fd %ld\n", fd);
 	return fd;
 }
 
@@ -277,8 +280,11 @@ ioctl(int fd, unsigned long req, ...)
 		tlog("ioctl SET_FILTER fd=%d '%s'\n", fd, (const char *)arg);
 		return 0;
 	}
-	if (fd >= 0 && fd < MAXFD && fake[fd])
-		tlog("ioctl fd=%d req=0x%lx\n", fd, req);
+	if (fd >= 0 && fd < MAXFD && (fake[fd] || upr[fd]))
+		tlog("ioctl %s fd=%d %s\n", fake[fd] ? "pt" : "uprobe", fd,
+		    req == PERF_EVENT_IOC_ENABLE ? "ENABLE" :
+		    req == PERF_EVENT_IOC_DISABLE ? "DISABLE" :
+		    req == PERF_EVENT_IOC_SET_OUTPUT ? "SET_OUTPUT" : "other");
 	return real(fd, req, arg);
 }
 
@@ -291,6 +297,7 @@ close(int fd)
 		real = (int (*)(int))dlsym(RTLD_NEXT, "close");
 	if (fd >= 0 && fd < MAXFD) {
 		fake[fd] = 0;
+		upr[fd] = 0;
 		upage[fd] = NULL;
 	}
 	return real(fd);
