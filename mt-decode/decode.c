@@ -21,6 +21,7 @@
 
 #include <intel-pt.h>
 
+#include "cfg.h"
 #include "decode.h"
 #include "err.h"
 #include "events.h"
@@ -57,6 +58,7 @@ struct dec_run {
 	struct pt_image *(*image)(void *arg, uint32_t pid);
 	void *image_arg;
 	struct decode_progress *prog;	/* NULL: none (and in workers) */
+	int cfg;		/* 1: the buffer goes through cfg.h */
 };
 
 /* The image of @pid for this run (a worker's copy under -j). */
@@ -67,11 +69,17 @@ dec_image(const struct dec_run *r, uint32_t pid)
 	    image_set_image(r->is, pid);
 }
 
+struct dec_buf;
+static inline int dec_next(struct dec_buf *b, struct pt_block *blk);
+static inline int dec_ev(struct dec_buf *b, struct pt_event *ev);
+static inline void dec_offset(const struct dec_buf *b, uint64_t *off);
+
 /* State of one buffer's decode. */
 struct dec_buf {
 	struct dec_run *r;
 	const struct mt_snap_aux *aux;
-	struct pt_block_decoder *dec;
+	struct pt_block_decoder *dec;	/* libipt's, or NULL with cfg */
+	struct cfg_dec *cfg;	/* the cached decoder (cfg.h), or NULL */
 	const struct thr_cpu *cpu;	/* per-CPU switch list, or NULL */
 	size_t swi;		/* next switch in cpu */
 	uint32_t pid, tid;	/* the thread running now */
@@ -99,6 +107,33 @@ struct dec_buf {
 	uint64_t run_last;	/* its last record's time (or its start) */
 	int run_ev;		/* it has an event */
 };
+
+/*
+ * The block decoder's calls: libipt's, or the cached decoder's (cfg.h),
+ * which gives the same blocks and events or CFG_ABORT.
+ */
+static inline int
+dec_next(struct dec_buf *b, struct pt_block *blk)
+{
+	return b->cfg ? cfg_next(b->cfg, blk) :
+	    pt_blk_next(b->dec, blk, sizeof(*blk));
+}
+
+static inline int
+dec_ev(struct dec_buf *b, struct pt_event *ev)
+{
+	return b->cfg ? cfg_event(b->cfg, ev) :
+	    pt_blk_event(b->dec, ev, sizeof(*ev));
+}
+
+static inline void
+dec_offset(const struct dec_buf *b, uint64_t *off)
+{
+	if (b->cfg)
+		cfg_get_offset(b->cfg, off);
+	else
+		pt_blk_get_offset(b->dec, off);
+}
 
 /* dec_stretch: this segment reached the start of a later one. */
 #define DEC_JOINED (-1000)
@@ -630,7 +665,7 @@ dec_error(struct dec_buf *b, int st)
 	uint64_t off = 0;
 	int code = pt_errcode(st);
 
-	pt_blk_get_offset(b->dec, &off);
+	dec_offset(b, &off);
 	b->r->st->errors++;
 	if (code >= 0 && code < DECODE_NERR)
 		b->r->st->err_by_code[code]++;
@@ -645,7 +680,7 @@ dec_progress(struct dec_buf *b)
 {
 	uint64_t off = 0;
 
-	pt_blk_get_offset(b->dec, &off);
+	dec_offset(b, &off);
 	decode_progress_show(b->r->prog, b->r->prog->done + off,
 	    b->r->st->events);
 }
@@ -655,7 +690,7 @@ static void
 dec_sig_of(struct dec_buf *b, const struct pt_event *ev, struct dec_sig *sig)
 {
 	memset(sig, 0, sizeof(*sig));
-	pt_blk_get_offset(b->dec, &sig->off);
+	dec_offset(b, &sig->off);
 	sig->type = (uint32_t)ev->type;
 	sig->ip = ev->variant.enabled.ip;	/* the first field of any */
 	sig->has_tsc = ev->has_tsc;
@@ -746,7 +781,7 @@ dec_stretch(struct dec_buf *b, int st)
 
 	for (;;) {
 		while (st & pts_event_pending) {
-			st = pt_blk_event(b->dec, &ev, sizeof(ev));
+			st = dec_ev(b, &ev);
 			if (st < 0)
 				return st;
 			if (b->u != NULL && !b->in_join && b->tgt < b->u->nnext)
@@ -763,7 +798,7 @@ dec_stretch(struct dec_buf *b, int st)
 		 */
 		if (b->in_join)
 			pt_blk_get_offset(b->dec, &b->join_off);
-		st = pt_blk_next(b->dec, &blk, sizeof(blk));
+		st = dec_next(b, &blk);
 		b->r->st->blocks++;
 		if (blk.ninsn > 0) {
 			b->r->st->instructions += blk.ninsn;
@@ -887,12 +922,18 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		b.pid = b.cpu->sw[0].pid;
 	}
 	dec_config(r->s, a, &cfg);
-	b.dec = pt_blk_alloc_decoder(&cfg);
-	if (b.dec == NULL)
-		return -MT_E_NOMEM;
-	if (pt_blk_set_image(b.dec, dec_image(r, b.pid)) < 0) {
-		rc = -MT_E_IPT;
-		goto out;
+	if (r->cfg) {
+		b.cfg = cfg_new(&cfg, r->is, b.pid, r->wc);
+		if (b.cfg == NULL)
+			return -MT_E_NOMEM;
+	} else {
+		b.dec = pt_blk_alloc_decoder(&cfg);
+		if (b.dec == NULL)
+			return -MT_E_NOMEM;
+		if (pt_blk_set_image(b.dec, dec_image(r, b.pid)) < 0) {
+			rc = -MT_E_IPT;
+			goto out;
+		}
 	}
 	if (b.runs != NULL)
 		rc = dec_run_open(&b, b.cpu != NULL && b.cpu->nsw > 0 ?
@@ -911,7 +952,12 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 			}
 			off = u->start;
 		} else {
-			st = pt_blk_sync_forward(b.dec);
+			st = b.cfg ? cfg_sync_forward(b.cfg) :
+			    pt_blk_sync_forward(b.dec);
+			if (st == CFG_ABORT) {
+				rc = CFG_ABORT;
+				goto out;
+			}
 			if (st < 0) {
 				if (first)
 					r->st->bytes_before_sync += a->len;
@@ -920,7 +966,10 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 					    a->len - err_off;
 				break;
 			}
-			pt_blk_get_sync_offset(b.dec, &off);
+			if (b.cfg)
+				cfg_get_sync_offset(b.cfg, &off);
+			else
+				pt_blk_get_sync_offset(b.dec, &off);
 			if (first)
 				r->st->bytes_before_sync += off;
 			else if (off > err_off)
@@ -937,12 +986,16 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 			break;
 		if (st == DEC_JOINED)
 			goto out;	/* the later segment goes on */
+		if (st == CFG_ABORT) {
+			rc = CFG_ABORT;
+			goto out;
+		}
 		if (st == -pte_nomem || st == DEC_IOERR) {
 			rc = st == DEC_IOERR ? -MT_E_IO : -MT_E_NOMEM;
 			goto out;
 		}
 		dec_error(&b, st);
-		pt_blk_get_offset(b.dec, &err_off);
+		dec_offset(&b, &err_off);
 	}
 	if (res != NULL)
 		res->joined = -1;	/* decoded to the end of the buffer */
@@ -965,6 +1018,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		res->stop_icount = b.icount;
 out:
 	pt_blk_free_decoder(b.dec);
+	cfg_free(b.cfg);
 	return rc;
 }
 
@@ -1091,15 +1145,79 @@ dec_view_image(void *arg, uint32_t pid)
 }
 
 /*
+ * Buffer @a through the cached decoder (cfg.h) into a temporary file,
+ * copied to the output when it decoded all of it; when it could not
+ * (CFG_ABORT), the file and the counters of the attempt are dropped and
+ * libipt's block decoder decodes the buffer.
+ */
+static int
+dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
+{
+	struct decode_stats saved = *r->st;
+	struct mt_evw *out = r->w, *tw = NULL;
+	size_t nseen = r->nseen;
+	char buf[65536];
+	off_t hdr;
+	ssize_t n;
+	int fd, rc;
+
+	fd = par_tmpfile();
+	if (fd < 0)
+		return -MT_E_IO;
+	rc = mt_evw_new(&tw, fd);
+	if (rc >= 0)
+		rc = mt_evw_flush(tw);
+	hdr = lseek(fd, 0, SEEK_CUR);	/* after the header line */
+	if (rc >= 0 && hdr < 0)
+		rc = -MT_E_IO;
+	if (rc >= 0) {
+		r->w = tw;
+		r->cfg = 1;
+		rc = dec_buffer(r, a, NULL, NULL, NULL);
+		r->cfg = 0;
+		r->w = out;
+	}
+	if (rc == CFG_ABORT) {
+		*r->st = saved;
+		r->nseen = nseen;
+		r->st->cfg_fallbacks++;
+		mt_evw_free(tw);
+		close(fd);
+		return dec_buffer(r, a, NULL, NULL, NULL);
+	}
+	if (rc >= 0)
+		rc = mt_evw_flush(tw);
+	if (rc >= 0 && lseek(fd, hdr, SEEK_SET) < 0)
+		rc = -MT_E_IO;
+	while (rc >= 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0)
+			rc = -MT_E_IO;
+		else
+			rc = mt_evw_raw(out, buf, (size_t)n);
+	}
+	if (rc >= 0)
+		r->st->cfg_buffers++;
+	mt_evw_free(tw);
+	close(fd);
+	return rc;
+}
+
+/*
  * Buffer @i in the sequential loop (into runs @rs, or NULL).  A timed
  * trace's buffer gets a fresh image view, as under -j N (parallel.h).
+ * A buffer without perf time, of one thread, goes through the cached
+ * decoder unless --no-cache.
  */
 static int
 dec_seq_buffer(struct dec_run *r, size_t i, struct runs *rs)
 {
 	struct image_view *v = NULL;
+	uint32_t pid, tid;
 	int rc;
 
+	if (!r->o->no_cache && !r->perf_clock && rs == NULL &&
+	    dec_static_tid(r, i, &pid, &tid))
+		return dec_cfg_buffer(r, &r->s->aux[i]);
 	if (!par_timed(r->s))
 		return dec_buffer(r, &r->s->aux[i], NULL, NULL, rs);
 	rc = image_view_new(&v, r->is);

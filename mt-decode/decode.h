@@ -28,6 +28,7 @@ struct decode_opts {
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;
 	int jobs;		/* -j: decoding threads (parallel.c) */
+	int no_cache;		/* --no-cache: libipt's block decoder only */
 	int out_fd;		/* the output's fd, written directly under -j */
 	struct decode_progress *progress;	/* NULL: no progress lines */
 };
@@ -77,6 +78,8 @@ struct decode_stats {
 	uint64_t walk_insns;	/* instructions decoded by the walks */
 	uint64_t no_image;	/* mappings whose file was not found */
 	uint64_t seg_joins;	/* -j N: segments stitched to the one before */
+	uint64_t cfg_buffers;	/* buffers the cached decoder decoded */
+	uint64_t cfg_fallbacks;	/* buffers it gave back to libipt */
 };
 
 /* Where a fatal error happened (corrupt sideband). */

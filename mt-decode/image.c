@@ -307,6 +307,34 @@ image_set_image(struct image_set *is, uint32_t pid)
 	return p != NULL ? p->img : NULL;
 }
 
+int
+image_set_section_at(struct image_set *is, uint32_t pid, uint64_t ip,
+    int *isid, uint64_t *lo, uint64_t *hi)
+{
+	struct image_proc *p = image_proc(is, pid);
+	const struct image_sec *s, *o;
+	size_t i, j;
+
+	if (p == NULL)
+		return -1;
+	for (i = 0; i < p->nisids; i++) {
+		s = &is->secs[p->isids[i] - 1];
+		if (ip < s->vaddr || ip - s->vaddr >= s->size)
+			continue;
+		for (j = 0; j < p->nisids; j++) {
+			o = &is->secs[p->isids[j] - 1];
+			if (j != i && o->vaddr < s->vaddr + s->size &&
+			    s->vaddr < o->vaddr + o->size)
+				return -1;
+		}
+		*isid = p->isids[i];
+		*lo = s->vaddr;
+		*hi = s->vaddr + s->size;
+		return 0;
+	}
+	return -1;
+}
+
 /* Collect the function ranges of @e mapped at [start, end) from @pgoff. */
 static int
 image_add_fns(struct image_set *is, struct mt_elf *e, uint64_t start,

@@ -88,6 +88,14 @@ int image_view_new(struct image_view **out, struct image_set *is);
 struct pt_image *image_view_image(struct image_view *v, uint32_t pid);
 void image_view_free(struct image_view *v);
 
+/*
+ * The section of @pid's image that holds @ip, when no other section of
+ * that image overlaps it: its isid and its addresses [*lo, *hi).
+ * Returns 0, or -1 (no such section, or an overlapped one).
+ */
+int image_set_section_at(struct image_set *is, uint32_t pid, uint64_t ip,
+    int *isid, uint64_t *lo, uint64_t *hi);
+
 /* Function range lookup for walk.h (0: unknown). */
 int image_set_fn_lookup(void *is, uint64_t addr, uint64_t *lo, uint64_t *hi);
 

@@ -247,6 +247,12 @@ info_print_stats(FILE *fp, const struct decode_stats *st)
 	fprintf(fp, "walks: %" PRIu64 "\n", st->walks);
 	fprintf(fp, "walk-instructions: %" PRIu64 "\n", st->walk_insns);
 	fprintf(fp, "walk-mismatches: %" PRIu64 "\n", st->walk_mismatch);
+	/* The cached decoder (cfg.h): buffers it decoded, gave back. */
+	if (st->cfg_buffers > 0 || st->cfg_fallbacks > 0) {
+		fprintf(fp, "cache-buffers: %" PRIu64 "\n", st->cfg_buffers);
+		fprintf(fp, "cache-fallbacks: %" PRIu64 "\n",
+		    st->cfg_fallbacks);
+	}
 	if (st->seg_joins > 0)	/* -j N split a buffer at PSBs */
 		fprintf(fp, "segment-joins: %" PRIu64 "\n", st->seg_joins);
 }

@@ -41,8 +41,8 @@ struct main_opts {
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "usage: mt-decode [-afhiqsV] [-d debug-dir] [-j jobs] "
-	    "[-o outfile] [-r root] [snapshot]\n");
+	fprintf(fp, "usage: mt-decode [-afhiqsV] [--no-cache] [-d debug-dir] "
+	    "[-j jobs] [-o outfile] [-r root] [snapshot]\n");
 	if (fp != stdout)
 		return;
 	fprintf(fp,
@@ -52,6 +52,7 @@ usage(FILE *fp)
 	    "  -h, --help           this text\n"
 	    "  -i, --info           describe the snapshot instead\n"
 	    "  -j, --jobs N         decoding threads (default: online CPUs)\n"
+	    "  --no-cache           decode with libipt's block decoder only\n"
 	    "  -o, --output FILE    write the events to FILE (default stdout)\n"
 	    "  -q, --quiet          no warnings, no progress line\n"
 	    "  -r, --root DIR       look for recorded paths under DIR\n"
@@ -79,6 +80,7 @@ parse_args(struct main_opts *o, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "info", no_argument, NULL, 'i' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "no-cache", no_argument, NULL, 'C' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "root", required_argument, NULL, 'r' },
@@ -92,6 +94,7 @@ parse_args(struct main_opts *o, int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "ad:fhij:o:qr:sV", lo, NULL)) != -1) {
 		switch (c) {
+		case 'C': o->d.no_cache = 1; break;	/* cfg.h */
 		case 'a': o->d.all_branches = 1; break;
 		case 'd': o->d.img.debug_dir = optarg; break;
 		case 'f': o->force = 1; break;

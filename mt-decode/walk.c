@@ -184,6 +184,7 @@ walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 				return -1;
 			t->idx = w->len - 1;
 			t->kind = (uint8_t)k;
+			t->size = in.len;
 			t->from = ip;
 			t->to = in.target;
 			t->leaves = (uint8_t)walk_leaves(wc, ip, in.target);

@@ -41,6 +41,7 @@ struct walk_tr {
 	uint8_t kind;		/* WK_CALL or WK_JMP */
 	uint8_t leaves;		/* 1: target is outside the source's function,
 				 * 0: inside, 2: unknown (no function info) */
+	uint8_t size;		/* bytes of the branch instruction */
 	uint64_t from;		/* the branch instruction */
 	uint64_t to;		/* its target */
 };

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A block decoder over libipt's query decoder and mt's control-flow cache
+ * (the walks of walk.h), for traces without timing packets.
+ *
+ * libipt's block decoder pays for every block: an event check, a section
+ * lookup, its block cache, a query.  This one answers the same calls
+ * (sync, next block, event, offset) with the same results, so decode.c
+ * runs its loop unchanged on either: libipt's query decoder stays the
+ * packet layer (TNT bits, TIPs, events, PSB+), and what happens between
+ * two queries comes from the walk cache, which knows each block's direct
+ * calls and jumps, its length and the branch that ends it.
+ *
+ * It follows libipt 2.0.5's block decoder (pt_block_decoder.c) where
+ * that decides what the event stream holds: where an event binds (an
+ * asynchronous branch at its source IP, a disable at its IP or at the
+ * next branch that needs trace), the return-compression stack (64
+ * entries, the oldest dropped), the resume IP after a disable.  It does
+ * not end blocks where libipt does when they do not change the stream
+ * (section borders, libipt's block cache), so its block count differs.
+ *
+ * What it does not do it refuses with CFG_ABORT, and the caller decodes
+ * the buffer again with libipt's block decoder: timing packets (times
+ * depend on where libipt ends blocks), decode errors (their offsets are
+ * libipt's), paging, VMCS and PTWRITE events that bind to instructions,
+ * a TIP with a suppressed IP, code not in exactly one section of the
+ * image, an event IP inside straight-line code, errata workarounds.
+ */
+#ifndef MT_DECODE_CFG_H
+#define MT_DECODE_CFG_H
+
+#include <stdint.h>
+
+struct pt_block;
+struct pt_config;
+struct pt_event;
+struct image_set;
+struct walk_cache;
+
+/* The decoder cannot answer: decode the buffer with libipt instead. */
+#define CFG_ABORT	(-100000)
+
+struct cfg_dec;
+
+/*
+ * A decoder for the buffer @cfg describes (kept by pointer), reading code
+ * through @is's sections of process @pid and the walks of @wc (neither
+ * owned).  Returns NULL on allocation failure.
+ */
+struct cfg_dec *cfg_new(const struct pt_config *cfg, struct image_set *is,
+    uint32_t pid, struct walk_cache *wc);
+void cfg_free(struct cfg_dec *d);
+
+/* As pt_blk_sync_forward, pt_blk_next, pt_blk_event, pt_blk_get_offset
+ * and pt_blk_get_sync_offset, or CFG_ABORT. */
+int cfg_sync_forward(struct cfg_dec *d);
+int cfg_next(struct cfg_dec *d, struct pt_block *blk);
+int cfg_event(struct cfg_dec *d, struct pt_event *ev);
+int cfg_get_offset(const struct cfg_dec *d, uint64_t *off);
+int cfg_get_sync_offset(const struct cfg_dec *d, uint64_t *off);
+
+#endif /* MT_DECODE_CFG_H */

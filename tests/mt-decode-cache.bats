@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# mt-decode's cached decoder (mt-decode/cfg.c, the default for traces
+# without perf time) against libipt's block decoder (--no-cache): the same
+# event stream byte for byte, the same instruction and event counts, on
+# every kind of trace the suite has.  libipt is the oracle: its stream is
+# what tests/mt-decode-real.bats and tests/data/decode/*.expected check.
+
+load helpers/gen-synth
+
+RP="$MT_SHARED/testdata/real-pt"
+
+setup_file() {
+	T="$BATS_FILE_TMPDIR"
+	gen_synth_build "$T" 7
+	# perf time: TSC only (3 threads), and CYC (2 threads)
+	"$T/gen-synth" snap -C -S 7 -t 3 -m 1 -e "$T/prog" -o "$T/tsc.snap"
+	"$T/gen-synth" snap -S 7 -t 2 -m 1 -e "$T/prog" -o "$T/cyc.snap"
+	cc -O1 -o "$T/ptgen" "$MT_ROOT/tests/helpers/ptgen.c" -lipt
+	"$T/ptgen" code "$T/code.bin"
+}
+
+setup() {
+	T="$BATS_FILE_TMPDIR"
+}
+
+# same SNAP [mt-decode options]: the cached decoder writes libipt's
+# stream, with the same counters but libipt's block count and the walks;
+# the cached decoder's own counters go to $T/cache
+same() {
+	local snap=$1
+	shift
+	run mt-decode "$@" --no-cache -s -o "$T/lib.ev" "$snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *cache-* ]]
+	lib=$(grep -v -e '^blocks' -e '^walk' <<<"$output")
+	run mt-decode "$@" -s -o "$T/cache.ev" "$snap"
+	[ "$status" -eq 0 ]
+	cmp "$T/lib.ev" "$T/cache.ev"
+	grep '^cache-' <<<"$output" > "$T/cache" || true
+	[ "$(grep -v -e '^blocks' -e '^walk' -e '^cache-' <<<"$output")" = "$lib" ]
+}
+
+@test "mt-decode cache: the real traces decode to libipt's stream, all through the cache" {
+	[ -f "$RP/unzip/trace" ] || skip "needs the real traces in $RP"
+	mt-capture import-raw --pt "$RP/unzip/trace" \
+		--pages "$RP/unzip/addr,$RP/unzip/dump" \
+		--filter 0x400000-0x427000 -o "$T/unzip.snap"
+	mt-capture import-raw --pt "$RP/mruby/trace" \
+		--pages "$RP/mruby/addr,$RP/mruby/dump" \
+		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
+	for n in unzip mruby; do
+		for o in -q --all-branches; do
+			same "$T/$n.snap" $o
+			[ "$(cat "$T/cache")" = "cache-buffers: 1
+cache-fallbacks: 0" ]
+		done
+	done
+	# not a trivial stream: the overflow, the filter gaps, the calls
+	run grep -c -e '^call ' -e '^ret ' -e '^enable ' -e '^disable ' -e '^overflow ' "$T/cache.ev"
+	[ "$output" -eq 105189 ]
+}
+
+# Straight-line code runs from page to page there, and an instruction
+# that straddles two sections (libipt's truncated block) sends the buffer
+# back to libipt.
+@test "mt-decode cache: a section per page (pages as separate images) gives the same stream" {
+	[ -f "$RP/unzip/trace" ] || skip "needs the real traces in $RP"
+	mapfile -t ops < <(od -An -v -t x8 -w8 "$RP/unzip/addr" |
+		awk -v d="$RP/unzip/dump" '{ printf "%s:%d-4096@0x%s\n", d, (NR - 1) * 4096, $1 }')
+	mt-capture import-raw --pt "$RP/unzip/trace" \
+		--filter 0x400000-0x427000 -o "$T/unzip-pages.snap" "${ops[@]}"
+	same "$T/unzip-pages.snap"
+	[ "$(cat "$T/cache")" = "cache-buffers: 0
+cache-fallbacks: 1" ]
+}
+
+@test "mt-decode cache: every synthetic scenario decodes to libipt's stream; errors go back to libipt" {
+	for s in calls ipcomp psb ovf nomap corrupt midpacket syscall kernel irq filter; do
+		"$T/ptgen" "$s" "$T/$s.pt"
+		f=()
+		[ "$s" = filter ] && f=(--filter 0x400000-0x400fff)
+		(cd "$T" && mt-capture import-raw --pt "$s.pt" ${f[@]+"${f[@]}"} \
+			code.bin@0x400000 -o "$s.snap")
+		same "$T/$s.snap"
+		same "$T/$s.snap" --all-branches
+		case $s in
+		nomap|corrupt|psb)	# a decode error, or a PSB+ it refuses
+			[ "$(cat "$T/cache")" = "cache-buffers: 0
+cache-fallbacks: 1" ] ;;
+		*)	[ "$(cat "$T/cache")" = "cache-buffers: 1
+cache-fallbacks: 0" ] ;;
+		esac
+	done
+	# from a pipe too: the code then comes from a memfd
+	mt-decode -o "$T/pipe.ev" - < "$T/irq.snap"
+	mt-decode --no-cache -o "$T/pipe-lib.ev" - < "$T/irq.snap"
+	cmp "$T/pipe.ev" "$T/pipe-lib.ev"
+}
+
+@test "mt-decode cache: traces with perf time (TSC, CYC) stay with libipt, under -j too" {
+	for snap in "$T/tsc.snap" "$T/cyc.snap"; do
+		for j in 1 2; do
+			same "$snap" -j $j
+			[ ! -s "$T/cache" ]
+		done
+	done
+	grep -q '^info clock perf' "$T/cache.ev"
+}
