@@ -19,8 +19,9 @@
  * With a single-snapshot uprobe trigger and per-thread buffers, the
  * trigger is also put in the PT event's group with aux_pause (kernel
  * 6.13+), so PT stops at the trigger instruction; older kernels refuse it
- * and the asynchronous IOC_DISABLE remains.  Not done: the PT events' own
- * data-ring records (ITRACE_START, AUX with TRUNCATED) are not stored.
+ * and the asynchronous IOC_DISABLE remains.  The PT events' own data-ring
+ * records (ITRACE_START, AUX with TRUNCATED) are drained whenever the wait
+ * wakes and at each stop, and stored as SIDEBAND chunks of their buffer.
  * None of this code has run on PT hardware (see docs/capture.md).
  */
 #include <errno.h>
@@ -34,6 +35,7 @@
 
 #include <linux/perf_event.h>
 
+#include "buf.h"
 #include "err.h"
 #include "backend.h"
 #include "perfenv.h"
@@ -61,7 +63,13 @@ struct pt_buf {
 	size_t aux_len;
 	int pause[MT_CAP_MAX_TRIGGERS];	/* aux_pause uprobes in the group */
 	size_t npause;
+	struct mt_wbuf sb;	/* the event's own records (ITRACE_START,
+				 * AUX with its flags, LOST) drained so far */
 };
+
+/* attr.sample_type of the PT events (mt_ptattr_fill): sample_id layout. */
+#define PT_SAMPLE_TYPE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
 static int
 pt_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
@@ -145,6 +153,7 @@ buf_free(struct pt_buf *pb, size_t page)
 	free(pb->extra);
 	for (i = 0; i < pb->npause; i++)
 		close(pb->pause[i]);
+	mt_wbuf_release(&pb->sb);
 	if (pb->fd >= 0)
 		close(pb->fd);
 	free(pb);
@@ -259,6 +268,25 @@ pt_annotate(struct mt_cap *c, struct mt_snap *s)
 	size_t i;
 	int hw, uprobes = 0;
 
+	int rc;
+
+	/* Each PT event's own records, as a SIDEBAND of its thread/CPU. */
+	for (i = 0; i < mt_cap_nbufs(c); i++) {
+		struct mt_cap_buf *b = mt_cap_buf(c, i);
+		struct pt_buf *pb = b->bk;
+		struct mt_snap_sideband sb;
+
+		if (pb == NULL || pb->sb.len == 0)
+			continue;
+		memset(&sb, 0, sizeof(sb));
+		sb.cpu = b->cpu >= 0 ? (uint32_t)b->cpu : MT_SNAP_NONE;
+		sb.tid = b->tid >= 0 ? (uint32_t)b->tid : MT_SNAP_NONE;
+		sb.sample_type = PT_SAMPLE_TYPE;
+		sb.len = pb->sb.len;
+		sb.data = pb->sb.p;
+		if ((rc = mt_snap_add_sideband(s, &sb)) < 0)
+			return rc;
+	}
 	for (i = 0; mt_cap_trigger_site(c, i, &path, &off, &hw) == 0; i++)
 		uprobes |= !hw;
 	if (!uprobes)
@@ -293,6 +321,7 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 	if (pb == NULL)
 		return -MT_E_NOMEM;
 	pb->fd = -1;
+	mt_wbuf_init(&pb->sb);
 	md.kernel = o->kernel;
 	md.enable_on_exec = !o->attach;
 	md.inherit = b->cpu >= 0;
@@ -430,13 +459,54 @@ pt_start(struct mt_cap *c, char *msg, size_t msgsz)
 	return 0;
 }
 
+/*
+ * Copy the records the kernel wrote into each PT event's own data ring
+ * (ITRACE_START: which thread a per-CPU buffer starts with; AUX with
+ * TRUNCATED/PARTIAL/COLLISION; LOST) and free the ring for more: a ring
+ * of a few pages fills after a few dozen context switches.
+ */
+static int
+pt_drain(struct mt_cap *c)
+{
+	struct pt_priv *p = mt_cap_priv(c);
+	size_t i;
+
+	for (i = 0; i < mt_cap_nbufs(c); i++) {
+		struct pt_buf *pb = mt_cap_buf(c, i)->bk;
+		struct perf_event_mmap_page *pg;
+		const uint8_t *data;
+		uint64_t head, tail, size, off, n;
+
+		if (pb == NULL || pb->base == NULL)
+			continue;
+		pg = pb->base;
+		data = (const uint8_t *)pb->base + p->page;
+		size = pb->base_len - p->page;
+		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		tail = pg->data_tail;
+		while (tail < head) {
+			off = tail & (size - 1);
+			n = head - tail;
+			if (n > size - off)
+				n = size - off;
+			mt_wbuf_put(&pb->sb, data + off, (size_t)n);
+			tail += n;
+		}
+		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+		if (pb->sb.err)
+			return pb->sb.err;
+	}
+	return 0;
+}
+
 static int
 pt_run(struct mt_cap *c)
 {
-	int ev;
+	int ev, rc;
 
 	while ((ev = mt_cap_poll(c, -1)) == MT_CAP_EV_NONE)
-		;
+		if ((rc = pt_drain(c)) < 0)
+			return rc;
 	return ev;
 }
 
@@ -461,7 +531,8 @@ pt_stop(struct mt_cap *c)
 		 * anyway should a kernel report a running count. */
 		b->ring.head = head & (b->ring.size - 1);
 	}
-	return 0;
+	/* With the AUX records of this stop. */
+	return pt_drain(c);
 }
 
 static int

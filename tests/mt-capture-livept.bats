@@ -265,3 +265,20 @@ ioctl_order() {
 	run ioctl_order
 	[ "$output" = "pt ENABLE,uprobe ENABLE,pt DISABLE,uprobe DISABLE,pt ENABLE,uprobe ENABLE,pt DISABLE,uprobe DISABLE,pt ENABLE,uprobe ENABLE,pt DISABLE,uprobe DISABLE,pt DISABLE" ]
 }
+
+@test "mt-capture: the PT events' own records are drained as they come and stored as their thread's SIDEBAND" {
+	# 300 threads created 2 ms apart: 300 FORK records of 64 bytes in
+	# the fake PT event's 8 KiB data ring, which only periodic
+	# draining keeps whole
+	run with_fakept FAKEPT_PT_RECORDS=1 -- mt-capture run -q --backend pt \
+	    -o "$BATS_TEST_TMPDIR/r.snap" -- "$T/sleepers" 300 0 2
+	[ "$status" -eq 0 ]
+	grep -q '^mmap pt-data .* len=12288 ' "$L"
+	run mt-decode --info "$BATS_TEST_TMPDIR/r.snap"
+	[ "$status" -eq 0 ]
+	line=$(printf '%s\n' "$output" | grep -E '^sideband [0-9]+: cpu -1 tid [0-9]+, ')
+	[[ "$line" =~ tid\ ([0-9]+),\ ([0-9]+)\ bytes,\ sample_type\ 0x10087 ]]
+	[ "${BASH_REMATCH[2]}" -ge $((300 * 64)) ]
+	run mt-decode "$BATS_TEST_TMPDIR/r.snap"
+	[ "$status" -eq 0 ]
+}

@@ -29,6 +29,10 @@
  *                        locked-memory limits): for tests of the sizes
  *                        mt-capture maps, whatever other perf users of
  *                        this uid hold.
+ *   FAKEPT_PT_RECORDS=1  the fake PT event also records task and comm
+ *                        events (FORK, EXIT, COMM of its thread), so its
+ *                        own data ring fills as ITRACE_START and AUX
+ *                        records would fill a real one.
  *   FAKEPT_LOG=FILE      one line per perf_event_open, perf mmap and
  *                        perf ioctl: what mt-capture asked of the kernel.
  *
@@ -144,6 +148,10 @@ fake_open(long (*real)(long, ...), struct perf_event_attr *ua, long pid,
 	if (is_pt) {
 		a.type = PERF_TYPE_SOFTWARE;
 		a.config = PERF_COUNT_SW_DUMMY;
+		if (env_num("FAKEPT_PT_RECORDS", 0)) {
+			a.task = 1;
+			a.comm = 1;
+		}
 	}
 	if (is_up) {
 		a.type = real_uprobe_type();
