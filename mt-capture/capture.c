@@ -919,8 +919,62 @@ reason_name(int ev)
 	}
 }
 
+/* Copy every ring's valid bytes into @s (AUX chunks). */
 static int
-take_snapshot(struct mt_cap *c, int ev)
+add_rings(struct mt_cap *c, struct mt_snap *s, uint64_t *ptbytes)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < c->nbufs; i++) {
+		struct mt_cap_buf *b = c->bufs[i];
+		struct mt_snap_aux a;
+
+		if (b->ring.base == NULL)
+			continue;
+		memset(&a, 0, sizeof(a));
+		rc = mt_ring_extract(b->ring.base, b->ring.size, b->ring.head,
+		    &b->wrap, &a);
+		if (rc < 0) {
+			warnx("cannot extract ring of thread %d: %s",
+			    (int)b->tid, mt_strerror(rc));
+			continue;
+		}
+		a.tid = b->tid >= 0 ? (uint32_t)b->tid : MT_SNAP_NONE;
+		a.cpu = b->cpu >= 0 ? (uint32_t)b->cpu : MT_SNAP_NONE;
+		a.index = c->nsnapshots;
+		*ptbytes += a.len;
+		rc = mt_snap_add_aux(s, &a);
+		free(a.data);
+		if (rc < 0)
+			break;
+	}
+	return rc;
+}
+
+/*
+ * Resume recording (and the triggers, dropping the hits queued meanwhile)
+ * after a snapshot, for --multi-snapshot.
+ */
+static int
+resume_recording(struct mt_cap *c)
+{
+	int rc;
+
+	if ((rc = c->ops->resume(c)) < 0 ||
+	    (rc = mt_trig_enable(c->trig, 1, 1)) < 0)
+		warnx("cannot resume: %s", mt_strerror(rc));
+	return rc;
+}
+
+/*
+ * Write a snapshot; with @more (--multi-snapshot continues), recording
+ * resumes afterwards.  The live PT backend resumes as soon as the rings
+ * are copied, before the slow part (maps, bundled files, writing), so
+ * the time nothing is recorded is the copy only (issue 19).
+ */
+static int
+take_snapshot(struct mt_cap *c, int ev, int more)
 {
 	struct mt_snap s;
 	struct mt_snap_host h;
@@ -938,9 +992,17 @@ take_snapshot(struct mt_cap *c, int ev)
 	}
 	/* No hits while the snapshot is written (re-enabled on resume). */
 	(void)mt_trig_enable(c->trig, 0, 0);
+	mt_snap_init(&s);
+	rc = add_rings(c, &s, &ptbytes);
+	if (rc == 0 && more && c->ops == &mt_cap_backend_pt) {
+		if ((rc = resume_recording(c)) < 0) {
+			mt_snap_release(&s);
+			return rc;
+		}
+		more = 0;
+	}
 	if (c->sb != NULL)
 		(void)mt_sbev_drain(c->sb);
-	mt_snap_init(&s);
 	snprintf(num, sizeof(num), "%u", c->nsnapshots);
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -1010,29 +1072,6 @@ take_snapshot(struct mt_cap *c, int ev)
 		(void)mt_snap_add_trigger(&s, &t);
 	}
 	c->nhits = c->hits_seen = c->hits_dropped = 0;
-	for (i = 0; i < c->nbufs; i++) {
-		struct mt_cap_buf *b = c->bufs[i];
-		struct mt_snap_aux a;
-
-		if (b->ring.base == NULL)
-			continue;
-		memset(&a, 0, sizeof(a));
-		rc = mt_ring_extract(b->ring.base, b->ring.size, b->ring.head,
-		    &b->wrap, &a);
-		if (rc < 0) {
-			warnx("cannot extract ring of thread %d: %s",
-			    (int)b->tid, mt_strerror(rc));
-			continue;
-		}
-		a.tid = b->tid >= 0 ? (uint32_t)b->tid : MT_SNAP_NONE;
-		a.cpu = b->cpu >= 0 ? (uint32_t)b->cpu : MT_SNAP_NONE;
-		a.index = c->nsnapshots;
-		ptbytes += a.len;
-		rc = mt_snap_add_aux(&s, &a);
-		free(a.data);
-		if (rc < 0)
-			break;
-	}
 	if (rc == 0 && c->ops->annotate != NULL)
 		rc = c->ops->annotate(c, &s);
 	if (rc < 0) {
@@ -1044,6 +1083,8 @@ take_snapshot(struct mt_cap *c, int ev)
 	rc = write_atomic(&s, path);
 	mt_snap_release(&s);
 	if (rc < 0)
+		return rc;
+	if (more && (rc = resume_recording(c)) < 0)
 		return rc;
 	if (!c->o->quiet)
 		fprintf(stderr, "mt-capture: wrote snapshot %u (%s): '%s', "
@@ -1638,26 +1679,21 @@ mt_cap_main(const struct mt_cap_opts *o)
 			goto out;
 		}
 		if (ev == MT_CAP_EV_TRIGGER) {
-			if (take_snapshot(c, ev) < 0)
+			int more = o->multi_snapshot && (o->max_snapshots ==
+			    0 || c->nsnapshots + 1 < o->max_snapshots) &&
+			    c->ops->resume != NULL;
+
+			if (take_snapshot(c, ev, more) < 0)
 				goto out;
-			if (o->multi_snapshot && (o->max_snapshots == 0 ||
-			    c->nsnapshots < o->max_snapshots) &&
-			    c->ops->resume != NULL) {
-				if ((rc = c->ops->resume(c)) < 0 ||
-				    (rc = mt_trig_enable(c->trig, 1, 1)) < 0) {
-					warnx("cannot resume: %s",
-					    mt_strerror(rc));
-					goto out;
-				}
+			if (more)
 				continue;
-			}
 			break;
 		}
 		if (ev == MT_CAP_EV_NONE)
 			continue;
 		/* signal, duration, exit: end, with a snapshot if none
 		 * was written yet (a trigger that never fired). */
-		if (c->nsnapshots == 0 && take_snapshot(c, ev) < 0)
+		if (c->nsnapshots == 0 && take_snapshot(c, ev, 0) < 0)
 			goto out;
 		break;
 	}

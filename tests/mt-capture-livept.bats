@@ -282,3 +282,18 @@ ioctl_order() {
 	run mt-decode "$BATS_TEST_TMPDIR/r.snap"
 	[ "$status" -eq 0 ]
 }
+
+@test "mt-capture --multi-snapshot: PT resumes once the rings are copied, before the snapshot is assembled and written" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	"$T/loop" > /dev/null &
+	tpid=$!
+	run with_fakept -- mt-capture attach --backend pt --trigger work \
+	    --multi-snapshot --max-snapshots 3 -p "$tpid" \
+	    -o "$BATS_TEST_TMPDIR/m.snap"
+	[ "$status" -eq 0 ]
+	run awk '/^ioctl pt .* (ENABLE|DISABLE)$/ { k = $4 }
+	    /^rename / { n = split($2, p, "/"); k = "rename " p[n] }
+	    k != "" && k != last { printf "%s%s", sep, k; sep = ","; last = k }
+	    { k = "" }' "$L"
+	[ "$output" = "ENABLE,DISABLE,ENABLE,rename m.snap,DISABLE,ENABLE,rename m-1.snap,DISABLE,rename m-2.snap,DISABLE" ]
+}

@@ -34,7 +34,8 @@
  *                        own data ring fills as ITRACE_START and AUX
  *                        records would fill a real one.
  *   FAKEPT_LOG=FILE      one line per perf_event_open, perf mmap and
- *                        perf ioctl: what mt-capture asked of the kernel.
+ *                        perf ioctl: what mt-capture asked of the kernel;
+ *                        and per rename (a snapshot reaching its name).
  *
  * Nothing here imitates PT itself: the AUX bytes are whatever the test
  * puts in FAKEPT_AUX.
@@ -60,6 +61,7 @@ long syscall(long n, ...);
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int ioctl(int fd, unsigned long req, ...);
 int close(int fd);
+int rename(const char *from, const char *to);
 
 #define MAXFD 65536
 static unsigned char fake[MAXFD];	/* fd is a fake PT event */
@@ -309,4 +311,16 @@ close(int fd)
 		upage[fd] = NULL;
 	}
 	return real(fd);
+}
+
+int
+rename(const char *from, const char *to)
+{
+	static int (*real)(const char *, const char *);
+
+	if (real == NULL)
+		real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT,
+		    "rename");
+	tlog("rename %s\n", to);
+	return real(from, to);
 }
