@@ -643,32 +643,24 @@ filter_string(struct ex *x, const struct mt_snap_ptcfg *c, char *buf,
 }
 
 /*
- * A copy of @len PT bytes with the NR bit of every PIP packet cleared.
- * perf decodes code seen with PIP.NR = 1 (VMX non-root) in a guest
- * machine, which a snapshot of a guest (kAFL, the real-pt test traces)
- * does not have; cleared, the same code is looked up in the host maps.
- * Bytes before the first PSB and after a bad packet up to the next PSB
- * are copied unchanged.  Returns NULL when out of memory.
+ * Visit the PIP packets with NR set in @len PT bytes: with @copy, clear
+ * their NR bit there (same offsets); return how many there are.
  */
-static uint8_t *
-pip_as_host(const uint8_t *data, uint64_t len)
+static uint64_t
+pip_nr_scan(const uint8_t *data, uint64_t len, uint8_t *copy)
 {
 	struct pt_config cfg;
 	struct pt_packet_decoder *dec;
 	struct pt_packet pkt;
-	uint64_t off;
-	uint8_t *copy = malloc(len ? (size_t)len : 1);
+	uint64_t off, n = 0;
 	int rc;
 
-	if (copy == NULL)
-		return NULL;
-	memcpy(copy, data, (size_t)len);
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)data;
 	cfg.end = cfg.begin + len;
 	dec = pt_pkt_alloc_decoder(&cfg);
 	if (dec == NULL)
-		return copy;
+		return 0;
 	rc = pt_pkt_sync_forward(dec);
 	while (rc >= 0) {
 		if (pt_pkt_get_offset(dec, &off) < 0)
@@ -682,10 +674,33 @@ pip_as_host(const uint8_t *data, uint64_t len)
 		}
 		/* PIP: 02 43, then a 6-byte payload whose bit 0 is NR. */
 		if (pkt.type == ppt_pip && pkt.payload.pip.nr &&
-		    off + 2 < len)
-			copy[off + 2] &= (uint8_t)~1u;
+		    off + 2 < len) {
+			n++;
+			if (copy != NULL)
+				copy[off + 2] &= (uint8_t)~1u;
+		}
 	}
 	pt_pkt_free_decoder(dec);
+	return n;
+}
+
+/*
+ * A copy of @len PT bytes with the NR bit of every PIP packet cleared.
+ * perf decodes code seen with PIP.NR = 1 (VMX non-root) in a guest
+ * machine, which a snapshot of a guest (kAFL, the real-pt test traces)
+ * does not have; cleared, the same code is looked up in the host maps.
+ * Bytes before the first PSB and after a bad packet up to the next PSB
+ * are copied unchanged.  Returns NULL when out of memory.
+ */
+static uint8_t *
+pip_as_host(const uint8_t *data, uint64_t len)
+{
+	uint8_t *copy = malloc(len ? (size_t)len : 1);
+
+	if (copy == NULL)
+		return NULL;
+	memcpy(copy, data, (size_t)len);
+	(void)pip_nr_scan(data, len, copy);
 	return copy;
 }
 
@@ -742,6 +757,7 @@ write_perf(struct ex *x, int fd)
 	int timed = !x->o->timeless && s->has_timeconv &&
 	    s->timeconv.cap_user_time_zero;
 	int snapshot_mode = 0;
+	uint64_t nguest = 0;	/* PIP.NR packets left as they are */
 	size_t i, j, np, flen;
 	uint32_t *keys = NULL, nkeys = 0;
 	uint64_t *offs = NULL;
@@ -884,7 +900,18 @@ write_perf(struct ex *x, int fd)
 			free(c);
 			continue;
 		}
+		nguest += pip_nr_scan(ax->data, ax->len, NULL);
 		rc = mt_pd_writer_auxtrace(w, &t);
+	}
+	if (rc == 0 && nguest > 0) {
+		char m[256];
+
+		/* perf looks guest code up in guest machines it has not. */
+		snprintf(m, sizeof(m), "the trace was recorded in a guest "
+		    "(%llu PIP packets with NR set): perf script decodes no "
+		    "instruction of it as exported; add --guest-as-host",
+		    (unsigned long long)nguest);
+		warn(x, m);
 	}
 	if (rc == 0)
 		rc = mt_pd_writer_finished_round(w);

@@ -106,3 +106,37 @@ setup() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"--guest-as-host"* ]]
 }
+
+# PSB, PIP (CR3 0x200 >> 5 << 1, NR bit $1), PSBEND
+pip_trace() {
+	printf '\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82\x02\x82'
+	printf "\\x02\\x43\\x$(printf %02x $((0x10 | $1)))\\x00\\x00\\x00\\x00\\x00"
+	printf '\x02\x23'
+}
+
+@test "export-perf: a trace recorded in a guest (PIP.NR) says perf needs --guest-as-host" {
+	pip_trace 1 > guest.pt
+	mt-capture import-raw --pt guest.pt code.bin@0x400000 -o guest.snap
+	run mt-capture export-perf -o guest.data guest.snap
+	[ "$status" -eq 0 ]
+	[ "$output" = "mt-capture: 'guest.snap': the trace was recorded in a guest (1 PIP packets with NR set): perf script decodes no instruction of it as exported; add --guest-as-host" ]
+	run mt-capture export-perf --guest-as-host -o guest.data guest.snap
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	# a host trace (NR clear) exports without a word
+	pip_trace 0 > host.pt
+	mt-capture import-raw --pt host.pt code.bin@0x400000 -o host.snap
+	run mt-capture export-perf -o host.data host.snap
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+}
+
+@test "export-perf: the real kAFL trace unzip is detected as a guest trace" {
+	RP="$MT_SHARED/testdata/real-pt"
+	[ -f "$RP/unzip/trace" ] || skip "needs $RP/unzip (../shared)"
+	mt-capture import-raw --pt "$RP/unzip/trace" --filter 0x400000-0x427000 \
+		--pages "$RP/unzip/addr,$RP/unzip/dump" -o unzip.snap
+	run mt-capture export-perf -o unzip.data unzip.snap
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"the trace was recorded in a guest ("*" PIP packets with NR set)"*"add --guest-as-host" ]]
+}
