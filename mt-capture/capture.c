@@ -37,8 +37,8 @@
 #include "snapout.h"
 #include "sysfs.h"
 #include "trigger.h"
+#include "version.h"
 
-#define MT_VERSION_STR	"0.1"
 #define SB_DATA_PAGES	32		/* 128 KiB sideband ring per CPU,
 					 * drained every 100 ms or so */
 #define PT_DATA_PAGES	2		/* the PT events' own records */
@@ -1006,7 +1006,7 @@ take_snapshot(struct mt_cap *c, int ev, int more)
 	snprintf(num, sizeof(num), "%u", c->nsnapshots);
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	(void)mt_snap_add_meta(&s, "mt-version", MT_VERSION_STR);
+	(void)mt_snap_add_meta(&s, "mt-version", MT_VERSION);
 	(void)mt_snap_add_meta(&s, "reason", reason_name(ev));
 	(void)mt_snap_add_meta(&s, "backend-name", c->ops->name);
 	(void)mt_snap_add_meta(&s, "time", when);

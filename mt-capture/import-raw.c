@@ -40,6 +40,7 @@
 #include "err.h"
 #include "snap.h"
 #include "snapout.h"
+#include "version.h"
 
 #define RAW_PAGE 4096
 #define RAW_MAX_FILE (1ull << 34)	/* 16 GiB: refuse larger inputs */
@@ -403,7 +404,7 @@ raw_build(const struct raw_opts *o, char **images, int nimages,
 		    strerror(errno));
 		return 1;
 	}
-	if (mt_snap_add_meta(s, "mt-version", "0.1") < 0 ||
+	if (mt_snap_add_meta(s, "mt-version", MT_VERSION) < 0 ||
 	    mt_snap_add_meta(s, "reason", "import") < 0 ||
 	    mt_snap_add_meta(s, "backend-name", "raw") < 0 ||
 	    mt_snap_add_meta(s, "source", o->pt) < 0)

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "version.h"
 
-#define MT_VERSION "0.1"
 
 static const struct {
 	const char *name;

@@ -25,8 +25,8 @@
 #include "info.h"
 #include "outfile.h"
 #include "snap.h"
+#include "version.h"
 
-#define MT_VERSION "0.1"
 
 struct main_opts {
 	const char *in;		/* snapshot path, "-" for stdin */

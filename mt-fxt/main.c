@@ -24,8 +24,7 @@
 #include "out.h"
 #include "progress.h"
 #include "run.h"
-
-#define MT_FXT_VERSION "0.1"
+#include "version.h"
 
 enum {
 	OPT_FUNCTION = 256, OPT_BETWEEN, OPT_TID, OPT_TIME, OPT_AROUND,
@@ -140,9 +139,7 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 				return bad("--format", optarg);
 			break;
 		case 'f': o->force = 1; break;
-		case 'h':
-			usage(stdout);
-			exit(0);
+		case 'h': usage(stdout); exit(0);
 		case 'l':
 			if (numarg(optarg, &x, NUMARG_PLAIN) < 0 || x > 9)
 				return bad("--level", optarg);
@@ -150,9 +147,7 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 			break;
 		case 'o': o->out = optarg; break;
 		case 'q': o->quiet = 1; break;
-		case 'V':
-			printf("mt-fxt %s\n", MT_FXT_VERSION);
-			exit(0);
+		case 'V': printf("mt-fxt %s\n", MT_VERSION); exit(0);
 		case OPT_FUNCTION: o->function = optarg; break;
 		case OPT_BETWEEN:
 			tok = strchr(optarg, ',');
@@ -292,11 +287,14 @@ main(int argc, char **argv)
 		say("%s", msg);
 		return 1;
 	}
+	if (fxt_unmatched(&o, &st, msg, sizeof(msg)))
+		say("%s%s", msg, st.written ? "" : ": the output is empty");
 	if (!o.quiet && st.errors)
 		say("%" PRIu64 " decode errors in the stream (shown as "
 		    "[decode error] frames)", st.errors);
 	if (!o.quiet && st.files > 1)
 		say("the trace was split into %" PRIu64 " files (--max-size)",
 		    st.files);
-	return 0;
+	/* 1: --tid or --between matched nothing, and nothing is left */
+	return msg[0] != '\0' && st.written == 0;
 }

@@ -53,6 +53,9 @@ struct fxt_stats {
 	uint64_t filtered;	/* frames outside --between/--time/--tid */
 	uint64_t files;		/* output files written (--max-size) */
 	uint64_t written;	/* frame begins, ends and hits output */
+	uint64_t tids_seen;	/* bit i: thread --tid entry i is in the
+				 * stream */
+	uint64_t between_hits;	/* calls of --between START seen */
 };
 
 struct out;

@@ -129,17 +129,23 @@ view_error(const struct view *v)
 	return v->err;
 }
 
+_Static_assert(FXT_MAX_TIDS <= 64, "fxt_stats.tids_seen is a 64-bit mask");
+
+/* Whether thread @tid is shown; notes the --tid entries it matches. */
 static int
 tid_wanted(const struct view *v, uint32_t tid)
 {
 	size_t i;
+	int found = 0;
 
 	if (v->o->ntids == 0)
 		return 1;
 	for (i = 0; i < v->o->ntids; i++)
-		if (v->o->tids[i] == tid)
-			return 1;
-	return 0;
+		if (v->o->tids[i] == tid) {
+			v->st->tids_seen |= 1ull << i;
+			found = 1;
+		}
+	return found;
 }
 
 static struct vthread *
@@ -366,6 +372,7 @@ view_begin(struct view *v, const struct sym_thread *t, uint64_t ts,
 	if (v->n_start && f->name == v->n_start && !vt->between &&
 	    !(f->flags & (FR_OUTER | FR_INLINED))) {
 		vt->between = 1;
+		v->st->between_hits++;
 		if (!vt->active && (!v->o->have_time ||
 		    (vt->now >= v->o->time_from && vt->now <= v->o->time_to)))
 			region_open(v, vt, ts);

@@ -24,6 +24,7 @@
 #include "outfile.h"
 #include "progress.h"
 #include "stream.h"
+#include "version.h"
 
 #define MAX_DIRS 64
 #define MAX_MAPS 64
@@ -182,7 +183,7 @@ main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'r': d.root = optarg; break;
 		case 's': a.basenames = 1; break;
-		case 'V': printf("mt-symbolize 1.0\n"); return 0;
+		case 'V': printf("mt-symbolize %s\n", MT_VERSION); return 0;
 		case OPT_NO_DEMANGLE: s.demangle = 0; break;
 		case OPT_PERF_MAP:
 			if (s.nperf_maps == MAX_MAPS) {
