@@ -85,25 +85,45 @@ fill_attr(struct perf_event_attr *a, int kernel, int switches)
 	a->context_switch = switches ? 1 : 0;
 	a->sample_id_all = 1;
 	a->build_id = 1;	/* MMAP2 with build-ids (5.12+) */
+	if (kernel) {
+		/* Kernel code that changes while recording (--kernel):
+		 * TEXT_POKE (5.9+, jump labels, static calls, ftrace),
+		 * KSYMBOL (5.1+, BPF JIT and trampolines), BPF_EVENT. */
+		a->text_poke = 1;
+		a->ksymbol = 1;
+		a->bpf_event = 1;
+	}
 	/* Wake poll only when a quarter of the ring is used: the framework
 	 * drains on a timer anyway. */
 	a->watermark = 1;
 }
 
 /*
- * Kernels before 5.12 do not know attr.build_id and refuse the whole attr
- * with EINVAL.  As perf does (evsel__open's missing-feature fallback),
- * retry once without it and remember that for the following events; the
- * build-ids then come from the files (sb_add_build_ids).
+ * Kernels refuse a whole attr (EINVAL) for a bit they do not know:
+ * build_id before 5.12, text_poke before 5.9, ksymbol and bpf_event
+ * before 5.1.  As perf does (evsel__open's missing-feature fallback),
+ * retry without the newest bit still set, and keep it off for the
+ * following events.  Without build_id the build-ids come from the files
+ * (sb_add_build_ids); without text_poke and ksymbol, kernel code patched
+ * or loaded while recording is not described (--kernel only).
  */
 static int
 open_sb(struct mt_sbev *s, struct perf_event_attr *a, pid_t tid, int cpu)
 {
 	int fd = peo(a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
-	if (fd < 0 && errno == EINVAL && a->build_id) {
-		a->build_id = 0;
-		s->no_build_id = 1;
+	while (fd < 0 && errno == EINVAL) {
+		if (a->build_id) {
+			a->build_id = 0;
+			s->no_build_id = 1;
+		} else if (a->text_poke) {
+			a->text_poke = 0;
+		} else if (a->ksymbol || a->bpf_event) {
+			a->ksymbol = 0;
+			a->bpf_event = 0;
+		} else {
+			break;
+		}
 		fd = peo(a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	return fd;

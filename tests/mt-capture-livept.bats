@@ -297,3 +297,31 @@ ioctl_order() {
 	    { k = "" }' "$L"
 	[ "$output" = "ENABLE,DISABLE,ENABLE,rename m.snap,DISABLE,ENABLE,rename m-1.snap,DISABLE,rename m-2.snap,DISABLE" ]
 }
+
+@test "mt-capture --kernel: the sideband asks for TEXT_POKE and KSYMBOL, and drops them on kernels without" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: kernel tracing"
+	# this kernel (6.x) takes them
+	run with_fakept -- mt-capture run -q --kernel --backend pt \
+	    -o "$BATS_TEST_TMPDIR/k.snap" -- true
+	[ "$status" -eq 0 ]
+	run grep -c '^open other .* text_poke=1 ksymbol=1 bpf_event=1$' "$L"
+	[ "$output" -eq "$(nproc)" ]
+	# 5.8: no build_id (5.12) and no text_poke (5.9), newest dropped first
+	rm -f "$L"
+	run with_fakept FAKEPT_KERNEL=5.8 -- mt-capture run -q --kernel \
+	    --backend pt -o "$BATS_TEST_TMPDIR/k.snap" -- true
+	[ "$status" -eq 0 ]
+	run awk '/^open other/ { print $9, $16, $17 } /^refused/ { print "refused" }' "$L"
+	[ "${lines[0]}" = "build_id=1 text_poke=1 ksymbol=1" ]
+	[ "${lines[1]}" = "refused" ]
+	[ "${lines[2]}" = "build_id=0 text_poke=1 ksymbol=1" ]
+	[ "${lines[3]}" = "refused" ]
+	[ "${lines[4]}" = "build_id=0 text_poke=0 ksymbol=1" ]
+	[ "${#lines[@]}" -eq $((4 + $(nproc))) ]
+	# without --kernel none of them
+	rm -f "$L"
+	run with_fakept -- mt-capture run -q --backend pt \
+	    -o "$BATS_TEST_TMPDIR/k.snap" -- true
+	run grep -c '^open other .* text_poke=0 ksymbol=0 bpf_event=0$' "$L"
+	[ "$output" -eq "$(nproc)" ]
+}
