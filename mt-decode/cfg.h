@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A block decoder over libipt's query decoder and mt's control-flow cache
- * (the walks of walk.h), for traces without timing packets.
+ * (the walks of walk.h), for traces without perf time.
  *
  * libipt's block decoder pays for every block: an event check, a section
  * lookup, its block cache, a query.  This one answers the same calls
@@ -16,12 +16,16 @@
  * asynchronous branch at its source IP, a disable at its IP or at the
  * next branch that needs trace), the return-compression stack (64
  * entries, the oldest dropped), the resume IP after a disable.  It does
- * not end blocks where libipt does when they do not change the stream
- * (section borders, libipt's block cache), so its block count differs.
+ * not end blocks where libipt does when that does not change the stream,
+ * so its block count differs.  With perf time it would: libipt ends a
+ * block after a near direct call while it fills its block cache (first
+ * visit, pt_blk_proceed_no_event_fill_cache), before the next query, and
+ * the call gets the time from before that query; this decoder has no
+ * model of libipt's block cache, so the caller gives it only buffers
+ * with relative time (instruction counts, which block ends do not move).
  *
  * What it does not do it refuses with CFG_ABORT, and the caller decodes
- * the buffer again with libipt's block decoder: timing packets (times
- * depend on where libipt ends blocks), decode errors (their offsets are
+ * the buffer again with libipt's block decoder: decode errors (their offsets are
  * libipt's), paging, VMCS and PTWRITE events that bind to instructions,
  * a TIP with a suppressed IP, code not in exactly one section of the
  * image, an event IP inside straight-line code, errata workarounds.

@@ -1205,8 +1205,8 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 /*
  * Buffer @i in the sequential loop (into runs @rs, or NULL).  A timed
  * trace's buffer gets a fresh image view, as under -j N (parallel.h).
- * A buffer without perf time, of one thread, goes through the cached
- * decoder unless --no-cache.
+ * A buffer of one thread without perf time goes through the cached
+ * decoder unless --no-cache (cfg.h).
  */
 static int
 dec_seq_buffer(struct dec_run *r, size_t i, struct runs *rs)
