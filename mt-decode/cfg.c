@@ -16,6 +16,7 @@
 #include "walk.h"
 
 #define CFG_RETSTACK	64	/* libipt's pt_max_retstack */
+#define CFG_MAX_WALKS	(1u << 22)	/* the cache's bound (about 300 MiB) */
 #define CFG_MAX_NINSN	65535	/* struct pt_block's u16 ninsn */
 
 struct cfg_dec {
@@ -35,6 +36,8 @@ struct cfg_dec {
 		uint64_t lo, hi;	/* [lo, hi), hi == 0: none */
 		int isid;
 	} sec;				/* the section looked up last */
+	uint64_t max_walks;		/* bound on the walk cache */
+	int full;			/* 1: it reached the bound */
 };
 
 struct cfg_dec *
@@ -42,6 +45,7 @@ cfg_new(const struct pt_config *cfg, struct image_set *is, uint32_t pid,
     struct walk_cache *wc)
 {
 	struct cfg_dec *d = calloc(1, sizeof(*d));
+	const char *e;
 
 	if (d == NULL)
 		return NULL;
@@ -53,6 +57,10 @@ cfg_new(const struct pt_config *cfg, struct image_set *is, uint32_t pid,
 	d->is = is;
 	d->pid = pid;
 	d->wc = wc;
+	d->max_walks = CFG_MAX_WALKS;
+	e = getenv("MT_DECODE_CACHE_WALKS");	/* tests */
+	if (e != NULL && *e != '\0')
+		d->max_walks = strtoull(e, NULL, 10);
 	return d;
 }
 
@@ -515,10 +523,24 @@ cfg_sync_forward(struct cfg_dec *d)
 }
 
 int
+cfg_full(const struct cfg_dec *d)
+{
+	return d != NULL && d->full;
+}
+
+int
 cfg_next(struct cfg_dec *d, struct pt_block *blk)
 {
 	const struct walk *w = NULL;
+	uint64_t nw, ni;
 	int rc;
+
+	/* The walk cache only grows: past its bound, libipt decodes. */
+	walk_cache_counts(d->wc, &nw, &ni);
+	if (nw >= d->max_walks) {
+		d->full = 1;
+		return CFG_ABORT;
+	}
 
 	memset(blk, 0, sizeof(*blk));
 	blk->ip = d->ip;

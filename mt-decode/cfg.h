@@ -63,4 +63,10 @@ int cfg_event(struct cfg_dec *d, struct pt_event *ev);
 int cfg_get_offset(const struct cfg_dec *d, uint64_t *off);
 int cfg_get_sync_offset(const struct cfg_dec *d, uint64_t *off);
 
+/*
+ * 1 if @d gave up because the walk cache holds its bound of walks
+ * (2^22, about 300 MiB; MT_DECODE_CACHE_WALKS lowers it for tests).
+ */
+int cfg_full(const struct cfg_dec *d);
+
 #endif /* MT_DECODE_CFG_H */

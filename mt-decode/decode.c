@@ -59,6 +59,7 @@ struct dec_run {
 	void *image_arg;
 	struct decode_progress *prog;	/* NULL: none (and in workers) */
 	int cfg;		/* 1: the buffer goes through cfg.h */
+	int cfg_full;		/* cfg.h gave up: its cache was full */
 };
 
 /* The image of @pid for this run (a worker's copy under -j). */
@@ -1018,6 +1019,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		res->stop_icount = b.icount;
 out:
 	pt_blk_free_decoder(b.dec);
+	r->cfg_full = cfg_full(b.cfg);
 	cfg_free(b.cfg);
 	return rc;
 }
@@ -1181,6 +1183,8 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 		*r->st = saved;
 		r->nseen = nseen;
 		r->st->cfg_fallbacks++;
+		if (r->cfg_full)
+			r->st->cfg_full++;
 		mt_evw_free(tw);
 		close(fd);
 		return dec_buffer(r, a, NULL, NULL, NULL);

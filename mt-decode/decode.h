@@ -80,6 +80,7 @@ struct decode_stats {
 	uint64_t seg_joins;	/* -j N: segments stitched to the one before */
 	uint64_t cfg_buffers;	/* buffers the cached decoder decoded */
 	uint64_t cfg_fallbacks;	/* buffers it gave back to libipt */
+	uint64_t cfg_full;	/* of them: because its cache was full */
 };
 
 /* Where a fatal error happened (corrupt sideband). */

@@ -253,6 +253,8 @@ info_print_stats(FILE *fp, const struct decode_stats *st)
 		fprintf(fp, "cache-fallbacks: %" PRIu64 "\n",
 		    st->cfg_fallbacks);
 	}
+	if (st->cfg_full > 0)
+		fprintf(fp, "cache-full: %" PRIu64 "\n", st->cfg_full);
 	if (st->seg_joins > 0)	/* -j N split a buffer at PSBs */
 		fprintf(fp, "segment-joins: %" PRIu64 "\n", st->seg_joins);
 }

@@ -60,6 +60,17 @@ cache-fallbacks: 0" ]
 	[ "$output" -eq 105189 ]
 }
 
+@test "mt-decode cache: past its bound of walks it gives the buffer back to libipt and says so" {
+	[ -f "$RP/unzip/trace" ] || skip "needs the real traces in $RP"
+	[ -f "$T/unzip.snap" ] || mt-capture import-raw --pt "$RP/unzip/trace" \
+		--pages "$RP/unzip/addr,$RP/unzip/dump" \
+		--filter 0x400000-0x427000 -o "$T/unzip.snap"
+	MT_DECODE_CACHE_WALKS=50 same "$T/unzip.snap"
+	[ "$(cat "$T/cache")" = "cache-buffers: 0
+cache-fallbacks: 1
+cache-full: 1" ]
+}
+
 # Straight-line code runs from page to page there, and an instruction
 # that straddles two sections (libipt's truncated block) sends the buffer
 # back to libipt.
