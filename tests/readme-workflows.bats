@@ -89,6 +89,31 @@ trigger_stack() {
 	[[ "$output" == *"errors: 0"* ]]
 }
 
+@test "README: the qemu backend records every thread, and stops at a trigger" {
+	command -v qemu-x86_64 > /dev/null ||
+	    skip "needs qemu-x86_64 (Debian package qemu-user)"
+	cd "$W"
+	local threads="$MT_ROOT/demo/threads"
+	[ -x "$threads" ] || make -C "$MT_ROOT" demo/threads >/dev/null
+	run mt-capture run -q --backend qemu --all-threads -o threads.snap \
+	    -- "$threads" 4
+	[ "$status" -eq 0 ]
+	run sh -c "mt-decode threads.snap | mt-symbolize | mt-fxt --format summary"
+	[ "$status" -eq 0 ]
+	# the main thread and its four workers, with no decode error
+	[[ "$output" == *"threads 5, "*"decode errors 0"* ]]
+	[[ "$output" == *" leaf"* ]]
+	run mt-capture run -q --backend qemu --trigger libm.so.6:cos \
+	    -o q.snap -- "$DEMO" 50
+	[ "$status" -eq 0 ]
+	mt-decode q.snap | mt-symbolize | mt-fxt --format summary > q.txt
+	# from the program's first instruction: _start ... main -> cos
+	run trigger_stack < q.txt
+	[ "${lines[0]}" = "_start" ]
+	[ "${lines[-2]}" = "main" ]
+	[[ "${lines[-1]}" == *cos* ]]
+}
+
 @test "README: --multi-snapshot --max-snapshots 3 writes three snapshots" {
 	cd "$W"
 	run mt-capture run $CAP --multi-snapshot --max-snapshots 3 \

@@ -197,13 +197,14 @@ thread_start(struct vst *v)
 	void *p;
 
 	v->started = 1;
+	/* Held until the ring is published: rings are numbered in order. */
 	pthread_mutex_lock(&g_lock);
 	v->idx = (int)atomic_load(&g_ctl->nrings);
-	pthread_mutex_unlock(&g_lock);
 	snprintf(name, sizeof(name), "ring.%d", v->idx);
 	p = map_file(name, MTQ_HDR_SIZE + g_o.size, 1);
 	if (p == NULL) {
 		v->off = 1;
+		pthread_mutex_unlock(&g_lock);
 		return;
 	}
 	v->hdr = p;
@@ -214,6 +215,7 @@ thread_start(struct vst *v)
 	    g_o.size) < 0 || (v->pt = mt_emu_pt_new(g_o.config, ring_sink,
 	    v)) == NULL) {
 		v->off = 1;
+		pthread_mutex_unlock(&g_lock);
 		return;
 	}
 	if (g_o.ground_truth) {
@@ -224,7 +226,6 @@ thread_start(struct vst *v)
 	}
 	/* Publish the ring only once it is complete. */
 	atomic_store(&v->hdr->state, MTQ_T_RUN);
-	pthread_mutex_lock(&g_lock);
 	atomic_store(&g_ctl->nrings, (uint32_t)v->idx + 1);
 	pthread_mutex_unlock(&g_lock);
 }
