@@ -290,13 +290,13 @@ pause_us(long us)
  * release; then resume the packets at @pc.
  */
 static void
-park(struct vst *v, uint64_t pc)
+park(struct vst *v, uint64_t pc, uint64_t tsc)
 {
 	uint32_t r = atomic_load(&g_ctl->req);
 	int was_on = v->pt != NULL && mt_emu_pt_enabled(v->pt);
 
 	if (was_on) {
-		mt_emu_pt_async_disable(v->pt, pc, v->tsc);
+		mt_emu_pt_async_disable(v->pt, pc, tsc);
 		gt(v, "stop", pc, 0);
 	}
 	if (v->pt != NULL)
@@ -320,7 +320,7 @@ park(struct vst *v, uint64_t pc)
 	}
 	if (was_on) {
 		gt(v, "start", 0, pc);
-		mt_emu_pt_enable(v->pt, pc, v->tsc);
+		mt_emu_pt_enable(v->pt, pc, tsc);
 	}
 }
 
@@ -421,7 +421,7 @@ tb_exec(unsigned int vcpu, void *udata)
 			atomic_store(&v->hdr->state, MTQ_T_RUN);
 		if (atomic_load_explicit(&g_ctl->req, memory_order_relaxed) !=
 		    v->seen && v->insys) {
-			park(v, b->pc);
+			park(v, b->pc, v->tsc);
 			if (v->off)
 				return;
 		}
@@ -430,7 +430,7 @@ tb_exec(unsigned int vcpu, void *udata)
 	}
 	if (atomic_load_explicit(&g_ctl->req, memory_order_relaxed) !=
 	    v->seen) {
-		park(v, b->pc);
+		park(v, b->pc, v->tsc);
 		if (v->off)
 			return;
 	}
@@ -440,30 +440,41 @@ tb_exec(unsigned int vcpu, void *udata)
 	v->blocks++;
 }
 
-/* A trigger's instruction runs: note the hit, ask for a snapshot. */
+/*
+ * A trigger's instruction is about to run: note the hit, ask for a
+ * snapshot and stop right there, as the ptrace backend does (FUP at the
+ * instruction).  @udata: the trigger's index, and the instruction's
+ * index in its block shifted left by 8.
+ */
 static void
 trigger_exec(unsigned int vcpu, void *udata)
 {
-	size_t i = (size_t)(uintptr_t)udata;
+	size_t i = (uintptr_t)udata & 0xff;
+	uint64_t k = (uintptr_t)udata >> 8, tsc;
 	struct vst *v = vcpu < MAX_VCPUS ? g_v[vcpu] : NULL;
 	uint32_t n, slot;
 
-	if (v == NULL || v->off || v->hdr == NULL)
+	if (v == NULL || v->off || v->hdr == NULL || v->prev == NULL)
 		return;
+	/* The clock moved past the block when it began. */
+	tsc = v->tsc - v->prev->ninsns + k;
 	n = atomic_fetch_add(&g_ctl->nhits, 1);
 	slot = n % MTQ_MAX_HITS;
-	g_ctl->hits[slot].tsc = v->tsc;
+	/* A tick after the stop, so that the decoder, whose clock may be a
+	 * tick late, puts the hit after the call that reached it. */
+	g_ctl->hits[slot].tsc = tsc + 1;
 	g_ctl->hits[slot].tid = v->hdr->tid;
 	g_ctl->hits[slot].trigger = (uint32_t)i;
 	g_ctl->hits[slot].ip = qm_trigger_addr(i);
 	atomic_store(&g_ctl->hit_ready[slot], n + 1);
-	/* Only the first hit since the last release asks for a snapshot;
-	 * the thread stops at its next block. */
+	/* Only the first hit since the last release asks for a snapshot. */
 	{
 		uint32_t r = atomic_load(&g_ctl->release);
 
 		atomic_compare_exchange_strong(&g_ctl->req, &r, r + 1);
 	}
+	if (atomic_load(&g_ctl->req) != v->seen)
+		park(v, g_ctl->hits[slot].ip, tsc);
 }
 
 static void
@@ -574,7 +585,7 @@ tb_trans(qp_id_t id, struct qemu_plugin_tb *tb)
 			if (qemu_plugin_insn_vaddr(insn) == a)
 				qemu_plugin_register_vcpu_insn_exec_cb(insn,
 				    trigger_exec, QP_CB_NO_REGS,
-				    (void *)(uintptr_t)k);
+				    (void *)(uintptr_t)(k | i << 8));
 		}
 	}
 }
