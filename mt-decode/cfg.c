@@ -501,11 +501,10 @@ cfg_trailing_event(struct cfg_dec *d)
 	return cfg_status(d, 0);
 }
 
-int
-cfg_sync_forward(struct cfg_dec *d)
+/* pt_blk_sync_reset, then pt_blk_start on the status of a sync. */
+static void
+cfg_reset(struct cfg_dec *d)
 {
-	int st;
-
 	d->mode = ptem_unknown;
 	d->ip = 0;
 	d->status = 0;
@@ -513,13 +512,31 @@ cfg_sync_forward(struct cfg_dec *d)
 	d->process_event = 0;
 	d->top = d->bottom = 0;
 	memset(&d->ev, 0, sizeof(d->ev));
-	st = pt_qry_sync_forward(d->q, &d->ip);
+}
+
+static int
+cfg_start(struct cfg_dec *d, int st)
+{
 	if (st < 0)
 		return st == -pte_eos ? st : CFG_ABORT;
 	d->status = st;
 	if (!(st & pts_ip_suppressed))
 		d->enabled = 1;
 	return cfg_trailing_event(d);
+}
+
+int
+cfg_sync_set(struct cfg_dec *d, uint64_t off)
+{
+	cfg_reset(d);
+	return cfg_start(d, pt_qry_sync_set(d->q, &d->ip, off));
+}
+
+int
+cfg_sync_forward(struct cfg_dec *d)
+{
+	cfg_reset(d);
+	return cfg_start(d, pt_qry_sync_forward(d->q, &d->ip));
 }
 
 int

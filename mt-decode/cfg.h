@@ -55,9 +55,10 @@ struct cfg_dec *cfg_new(const struct pt_config *cfg, struct image_set *is,
     uint32_t pid, struct walk_cache *wc);
 void cfg_free(struct cfg_dec *d);
 
-/* As pt_blk_sync_forward, pt_blk_next, pt_blk_event, pt_blk_get_offset
- * and pt_blk_get_sync_offset, or CFG_ABORT. */
+/* As pt_blk_sync_forward, pt_blk_sync_set, pt_blk_next, pt_blk_event,
+ * pt_blk_get_offset and pt_blk_get_sync_offset, or CFG_ABORT. */
 int cfg_sync_forward(struct cfg_dec *d);
+int cfg_sync_set(struct cfg_dec *d, uint64_t off);
 int cfg_next(struct cfg_dec *d, struct pt_block *blk);
 int cfg_event(struct cfg_dec *d, struct pt_event *ev);
 int cfg_get_offset(const struct cfg_dec *d, uint64_t *off);

@@ -798,7 +798,7 @@ dec_stretch(struct dec_buf *b, int st)
 		 * needs trace; the next call then says -pte_eos.
 		 */
 		if (b->in_join)
-			pt_blk_get_offset(b->dec, &b->join_off);
+			dec_offset(b, &b->join_off);
 		st = dec_next(b, &blk);
 		b->r->st->blocks++;
 		if (blk.ninsn > 0) {
@@ -946,7 +946,12 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 	for (;;) {
 		if (later && first) {
 			/* parallel.c checked that it syncs */
-			st = pt_blk_sync_set(b.dec, u->start);
+			st = b.cfg ? cfg_sync_set(b.cfg, u->start) :
+			    pt_blk_sync_set(b.dec, u->start);
+			if (st == CFG_ABORT) {
+				rc = CFG_ABORT;
+				goto out;
+			}
 			if (st < 0) {
 				rc = -MT_E_IPT;
 				goto out;
@@ -1207,6 +1212,41 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 }
 
 /*
+ * Unit @u of a -j N worker through the cached decoder (cfg.h), into the
+ * unit's temporary file; when it gives the unit back, what it wrote is
+ * cut off the file and libipt's block decoder decodes the unit.
+ */
+static int
+dec_cfg_unit(struct dec_run *c, const struct dec_unit *u,
+    struct dec_unit_res *res, struct mt_evw *w, struct decode_stats *st,
+    size_t nseen)
+{
+	struct decode_stats saved = *st;
+	off_t start;
+	int rc;
+
+	if (mt_evw_flush(w) < 0 || (start = lseek(u->fd, 0, SEEK_CUR)) < 0)
+		return -MT_E_IO;
+	c->cfg = 1;
+	rc = dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
+	c->cfg = 0;
+	if (rc != CFG_ABORT) {
+		if (rc >= 0)
+			st->cfg_buffers++;
+		return rc;
+	}
+	*st = saved;
+	c->nseen = nseen;
+	st->cfg_fallbacks++;
+	if (c->cfg_full)
+		st->cfg_full++;
+	if (mt_evw_flush(w) < 0 || ftruncate(u->fd, start) < 0 ||
+	    lseek(u->fd, start, SEEK_SET) < 0)
+		return -MT_E_IO;
+	return dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
+}
+
+/*
  * Buffer @i in the sequential loop (into runs @rs, or NULL).  A timed
  * trace's buffer gets a fresh image view, as under -j N (parallel.h).
  * A buffer of one thread without perf time goes through the cached
@@ -1398,6 +1438,8 @@ dec_fork_unit(struct dec_run *c, const struct dec_unit *u,
 	c->nseen = nseen;	/* cap > nseen: dec_thread's growth holds */
 	c->w = w;
 	c->st = st;
+	if (!c->o->no_cache && !c->perf_clock && u->runs == NULL)
+		return dec_cfg_unit(c, u, res, w, st, nseen);
 	return dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
 }
 

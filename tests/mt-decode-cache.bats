@@ -71,6 +71,22 @@ cache-fallbacks: 1
 cache-full: 1" ]
 }
 
+@test "mt-decode cache: -j 2 workers decode the segments of a split real trace through the cache" {
+	[ -f "$RP/unzip/trace" ] || skip "needs the real traces in $RP"
+	mt-capture import-raw --pt "$RP/mruby/trace" \
+		--pages "$RP/mruby/addr,$RP/mruby/dump" \
+		--filter 0x400000-0x4b6000 -o "$T/mruby2.snap"
+	mt-decode --no-cache -o "$T/lib.ev" "$T/mruby2.snap"
+	for j in 2 3; do
+		MT_DECODE_SEGMENT_BYTES=65536 run mt-decode -j $j -s -o "$T/j.ev" "$T/mruby2.snap"
+		[ "$status" -eq 0 ]
+		cmp "$T/lib.ev" "$T/j.ev"
+		[[ "$output" == *"cache-fallbacks: 0"* ]]
+		[[ "$output" != *"cache-buffers: 0"* ]]
+		[[ "$output" == *"segment-joins: "* ]]
+	done
+}
+
 # Straight-line code runs from page to page there, and an instruction
 # that straddles two sections (libipt's truncated block) sends the buffer
 # back to libipt.
