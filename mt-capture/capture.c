@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -883,9 +884,14 @@ filters_to_ptcfg(const struct mt_cap *c, struct mt_snap_ptcfg *p)
 				continue;
 			while (!done && fgets(line, sizeof(line), fp)) {
 				struct mt_snap_filter *sf;
+				char file[PATH_MAX];
 
-				if (mt_proc_parse_maps_line(line, &m) < 0 ||
-				    strcmp(m.path, st->path) != 0 ||
+				if (mt_proc_parse_maps_line(line, &m) < 0)
+					continue;
+				(void)mt_proc_target_file(c->targets[t],
+				    m.path, m.maj, m.min, m.ino, file,
+				    sizeof(file));
+				if (strcmp(file, st->path) != 0 ||
 				    st->offset < m.pgoff ||
 				    st->offset - m.pgoff >= m.end - m.start)
 					continue;
@@ -1245,6 +1251,30 @@ setup_ptcfg(struct mt_cap *c, const struct mt_pmu *pmu)
 	return 0;
 }
 
+/*
+ * The executable of running process @pid (@link is /proc/PID/exe) as
+ * mt-capture can open it: in a container, through /proc/PID/root, not a
+ * same-named file of this mount namespace.  Returns 0 or -1 (errno).
+ */
+static int
+target_exe(pid_t pid, const char *link, char *out, size_t outsz)
+{
+	char name[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (stat(link, &st) < 0 ||
+	    (n = readlink(link, name, sizeof(name) - 1)) < 0)
+		return -1;
+	name[n] = '\0';
+	if (mt_proc_target_file(pid, name, major(st.st_dev),
+	    minor(st.st_dev), (uint64_t)st.st_ino, out, outsz) == 0)
+		return 0;
+	/* Deleted or unreachable: the link itself opens the file. */
+	snprintf(out, outsz, "%s", link);
+	return 0;
+}
+
 static int
 setup_targets(struct mt_cap *c)
 {
@@ -1279,7 +1309,7 @@ setup_targets(struct mt_cap *c)
 		c->pidfd[i] = (int)syscall(SYS_pidfd_open, p, 0);
 		if (i == 0) {
 			snprintf(path, sizeof(path), "/proc/%d/exe", (int)p);
-			if (realpath(path, c->exe) == NULL) {
+			if (target_exe(p, path, c->exe, sizeof(c->exe)) < 0) {
 				if (errno == EACCES || errno == EPERM)
 					warnx("cannot record process %d: "
 					    "permission denied (only processes "

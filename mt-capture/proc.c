@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -57,11 +58,17 @@ mt_proc_parse_maps_line(const char *line, struct mt_proc_map *m)
 	const char *p;
 	size_t n;
 
+	unsigned maj, min;
+	unsigned long long ino;
+
 	memset(m, 0, sizeof(*m));
-	if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %*u%n", &start, &end,
-	    perms, &off, &pos) != 4 || pos == 0 || strlen(perms) != 4 ||
-	    end < start)
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end,
+	    perms, &off, &maj, &min, &ino, &pos) != 7 || pos == 0 ||
+	    strlen(perms) != 4 || end < start)
 		return -MT_E_SYNTAX;
+	m->maj = maj;
+	m->min = min;
+	m->ino = ino;
 	m->start = start;
 	m->end = end;
 	m->pgoff = off;
@@ -77,6 +84,31 @@ mt_proc_parse_maps_line(const char *line, struct mt_proc_map *m)
 		n = sizeof(m->path) - 1;
 	memcpy(m->path, p, n);
 	m->path[n] = '\0';
+	return 0;
+}
+
+static int
+same_file(const char *path, uint32_t maj, uint32_t min, uint64_t ino)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && major(st.st_dev) == maj &&
+	    minor(st.st_dev) == min && (uint64_t)st.st_ino == ino;
+}
+
+int
+mt_proc_target_file(pid_t pid, const char *path, uint32_t maj,
+    uint32_t min, uint64_t ino, char *out, size_t outsz)
+{
+	char alt[PATH_MAX + 32];
+
+	snprintf(out, outsz, "%s", path);
+	if (path[0] != '/' || same_file(path, maj, min, ino))
+		return 0;
+	snprintf(alt, sizeof(alt), "/proc/%d/root%s", (int)pid, path);
+	if (!same_file(alt, maj, min, ino))
+		return -MT_E_NOTFOUND;
+	snprintf(out, outsz, "%s", alt);
 	return 0;
 }
 
@@ -120,9 +152,12 @@ read_comm(const char *path)
 static int
 open_map_elf(pid_t pid, const struct mt_proc_map *m, struct mt_elf **e)
 {
-	char alt[128];
+	char alt[PATH_MAX + 32];
 
-	if (mt_elf_open(e, m->path) == 0)
+	/* The mapped file itself, also in a container (not a same-named
+	 * file of ours). */
+	if (mt_proc_target_file(pid, m->path, m->maj, m->min, m->ino, alt,
+	    sizeof(alt)) == 0 && mt_elf_open(e, alt) == 0)
 		return 0;
 	snprintf(alt, sizeof(alt), "/proc/%d/map_files/%llx-%llx", (int)pid,
 	    (unsigned long long)m->start, (unsigned long long)m->end);
@@ -130,8 +165,8 @@ open_map_elf(pid_t pid, const struct mt_proc_map *m, struct mt_elf **e)
 }
 
 static int
-add_elf_file(struct mt_snap *s, const char *path, const uint8_t *id,
-    size_t idlen, uint64_t max_elf, size_t *skipped)
+add_elf_file(struct mt_snap *s, const char *path, const char *name,
+    const uint8_t *id, size_t idlen, uint64_t max_elf, size_t *skipped)
 {
 	struct mt_snap_elf e;
 	char *data;
@@ -163,7 +198,7 @@ add_elf_file(struct mt_snap *s, const char *path, const uint8_t *id,
 	memset(&e, 0, sizeof(e));
 	e.build_id_len = (uint8_t)idlen;
 	memcpy(e.build_id, id, idlen);
-	e.path = (char *)(uintptr_t)path;
+	e.path = (char *)(uintptr_t)name;	/* as the process names it */
 	e.len = got;
 	e.data = (uint8_t *)data;
 	rc = mt_snap_add_elf(s, &e);
@@ -250,9 +285,14 @@ mt_proc_describe_maps(struct mt_snap *s, pid_t pid, char *text, size_t n,
 				memcpy(mm.build_id, id, idlen);
 		}
 		rc = mt_snap_add_mmap(s, &mm);
-		if (rc == 0 && bundle && idlen > 0 && (m.prot & PROT_EXEC))
-			rc = add_elf_file(s, m.path, mm.build_id, idlen,
+		if (rc == 0 && bundle && idlen > 0 && (m.prot & PROT_EXEC)) {
+			char fp[PATH_MAX + 32];
+
+			(void)mt_proc_target_file(pid, m.path, m.maj, m.min,
+			    m.ino, fp, sizeof(fp));
+			rc = add_elf_file(s, fp, m.path, mm.build_id, idlen,
 			    max_elf, skipped);
+		}
 		mt_elf_free(e);
 		if (rc == 0 && strcmp(m.path, "[vdso]") == 0)
 			rc = add_vdso(s, pid, &m);
@@ -479,7 +519,8 @@ from_pid_maps(pid_t pid, const char *name, char *out, size_t outsz)
 			continue;
 		base = strrchr(m.path, '/') + 1;
 		if (strcmp(base, name) == 0 && strlen(m.path) < outsz) {
-			strcpy(out, m.path);
+			(void)mt_proc_target_file(pid, m.path, m.maj, m.min,
+			    m.ino, out, outsz);
 			rc = 0;
 			break;
 		}

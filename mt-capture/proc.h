@@ -24,7 +24,21 @@ struct mt_proc_map {
 	uint32_t prot;		/* PROT_READ|WRITE|EXEC */
 	uint32_t flags;		/* MAP_PRIVATE or MAP_SHARED */
 	char path[512];		/* "" for anonymous */
+	uint32_t maj, min;	/* device of the file */
+	uint64_t ino;		/* its inode; 0 for anonymous */
 };
+
+/*
+ * The path under which mt-capture opens @path, a file of process @pid as
+ * its /proc/PID/maps or exe names it, with device @maj:@min and inode
+ * @ino: @path itself when that is the file (same namespace, or a chroot,
+ * whose maps read from here show full paths), else /proc/PID/root@path
+ * (a container: the path is in its mount namespace, and the same name
+ * here may be another file).  Returns 0, or -MT_E_NOTFOUND when neither
+ * is that file (then @out is @path).
+ */
+int mt_proc_target_file(pid_t pid, const char *path, uint32_t maj,
+    uint32_t min, uint64_t ino, char *out, size_t outsz);
 
 /*
  * Parse one maps line @line into @m.  Returns 0 or -MT_E_SYNTAX.

@@ -4,14 +4,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -21,6 +20,7 @@
 #include "err.h"
 #include "snap.h"
 #include "perfenv.h"
+#include "proc.h"
 #include "sbevent.h"
 
 struct sb_ring {
@@ -257,12 +257,12 @@ mt_sbev_free(struct mt_sbev *s)
  * inode).  Returns the cache entry, or NULL when it cannot be known.
  */
 static const struct sb_bid *
-file_build_id(struct mt_sbev *s, uint32_t maj, uint32_t min, uint64_t ino,
-    const char *path)
+file_build_id(struct mt_sbev *s, uint32_t pid, uint32_t maj, uint32_t min,
+    uint64_t ino, const char *name)
 {
 	struct sb_bid b, *nb;
 	struct mt_elf *e;
-	struct stat st;
+	char path[PATH_MAX + 32];
 	const uint8_t *id;
 	size_t i, n;
 
@@ -270,9 +270,9 @@ file_build_id(struct mt_sbev *s, uint32_t maj, uint32_t min, uint64_t ino,
 		if (s->bids[i].maj == maj && s->bids[i].min == min &&
 		    s->bids[i].ino == ino)
 			return &s->bids[i];
-	if (path[0] != '/' || stat(path, &st) < 0 ||
-	    major(st.st_dev) != maj || minor(st.st_dev) != min ||
-	    (uint64_t)st.st_ino != ino)
+	/* The file itself, also in a container (proc.h). */
+	if (mt_proc_target_file((pid_t)pid, name, maj, min, ino, path,
+	    sizeof(path)) < 0)
 		return NULL;
 	memset(&b, 0, sizeof(b));
 	b.maj = maj;
@@ -328,9 +328,8 @@ sb_add_build_ids(struct mt_sbev *s, struct sb_ring *r)
 				n = sizeof(path) - 1;
 			memcpy(path, body + 64, n);
 			path[n] = '\0';
-			b = file_build_id(s, mt_le32(body + 32),
-			    mt_le32(body + 36), mt_le64(body + 40),
-			    path);
+			b = file_build_id(s, mt_le32(body), mt_le32(body + 32),
+			    mt_le32(body + 36), mt_le64(body + 40), path);
 			if (b != NULL && b->len > 0) {
 				memset(body + 32, 0, 24);
 				body[32] = b->len;

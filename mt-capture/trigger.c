@@ -283,13 +283,15 @@ resolve_runtime_addr(pid_t pid, uint64_t addr, struct mt_trig_site *site,
 		    "process %d", (unsigned long long)addr, (int)pid);
 		return -MT_E_NOTFOUND;
 	}
-	snprintf(site->path, sizeof(site->path), "%s", m.path);
+	/* In a container, the file through /proc/PID/root. */
+	(void)mt_proc_target_file(pid, m.path, m.maj, m.min, m.ino,
+	    site->path, sizeof(site->path));
 	site->offset = addr - m.start + m.pgoff;
 	{
 		struct mt_elf *e;
 
 		site->vaddr = 0;
-		if (mt_elf_open(&e, m.path) == 0) {
+		if (mt_elf_open(&e, site->path) == 0) {
 			(void)mt_elf_off_to_vaddr(e, site->offset,
 			    &site->vaddr);
 			mt_elf_free(e);
@@ -335,11 +337,16 @@ sym_anywhere(pid_t pid, const char *exe, const char *name,
 	if (fp == NULL)
 		return rc;
 	while (rc == -MT_E_NOTFOUND && fgets(line, sizeof(line), fp)) {
+		char file[PATH_MAX];
+
 		if (mt_proc_parse_maps_line(line, &m) < 0 ||
-		    m.path[0] != '/' || !(m.prot & PROT_EXEC) ||
-		    strcmp(m.path, exe) == 0)
+		    m.path[0] != '/' || !(m.prot & PROT_EXEC))
 			continue;
-		rc = sym_in(m.path, name, site, msg, msgsz);
+		(void)mt_proc_target_file(pid, m.path, m.maj, m.min, m.ino,
+		    file, sizeof(file));
+		if (strcmp(file, exe) == 0)
+			continue;
+		rc = sym_in(file, name, site, msg, msgsz);
 		if (rc == -MT_E_ELF)
 			rc = -MT_E_NOTFOUND;
 	}

@@ -180,7 +180,7 @@ budget_tree() {
 	    skip "paranoid -1 lifts the limit"
 	budget_tree 0-1
 	pids=()
-	for i in $(seq 20); do sleep 30 & pids+=($!); done
+	for i in $(seq 20); do sleep 30 3>&- & pids+=($!); done
 	list=$(IFS=,; echo "${pids[*]}")
 	run with_fakept FAKEPT_FAKE_DATA=1 \
 	    MT_SYSFS_ROOT="$BATS_TEST_TMPDIR/sys" -- "${NO_IPC_LOCK[@]}" \
@@ -194,7 +194,7 @@ budget_tree() {
 }
 
 @test "mt-capture attach: a low soft open-files limit is raised to the hard one" {
-	"$T/sleepers" 30 60 &
+	"$T/sleepers" 30 60 3>&- &
 	tpid=$!
 	wait_for has_threads "$tpid" 31
 	# 31 threads x CPUs sideband events do not fit in 40 descriptors
@@ -208,7 +208,7 @@ budget_tree() {
 }
 
 @test "mt-capture attach: a hard open-files limit too low is refused up front with the numbers" {
-	"$T/sleepers" 30 60 &
+	"$T/sleepers" 30 60 3>&- &
 	tpid=$!
 	wait_for has_threads "$tpid" 31
 	run with_fakept -- bash -c 'ulimit -n 40 && exec "$@"' _ \
@@ -249,7 +249,7 @@ ioctl_order() {
 
 @test "mt-capture attach: triggers open disabled, and fire only while PT records, across snapshots" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
-	"$T/loop" > /dev/null &
+	"$T/loop" > /dev/null 3>&- &
 	tpid=$!
 	run with_fakept -- mt-capture attach --backend pt --trigger work \
 	    --multi-snapshot --max-snapshots 3 -p "$tpid" \
@@ -285,7 +285,7 @@ ioctl_order() {
 
 @test "mt-capture --multi-snapshot: PT resumes once the rings are copied, before the snapshot is assembled and written" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
-	"$T/loop" > /dev/null &
+	"$T/loop" > /dev/null 3>&- &
 	tpid=$!
 	run with_fakept -- mt-capture attach --backend pt --trigger work \
 	    --multi-snapshot --max-snapshots 3 -p "$tpid" \
@@ -324,4 +324,33 @@ ioctl_order() {
 	    -o "$BATS_TEST_TMPDIR/k.snap" -- true
 	run grep -c '^open other .* text_poke=0 ksymbol=0 bpf_event=0$' "$L"
 	[ "$output" -eq "$(nproc)" ]
+}
+
+is_exe() {
+	[ "$(readlink "/proc/$1/exe")" = "$2" ]
+}
+
+@test "mt-capture attach: a target in another mount namespace is resolved through /proc/PID/root, not the same-named file here" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: mount namespaces and uprobes"
+	D="$BATS_TEST_TMPDIR/ct"
+	mkdir -p "$D/bin"
+	# here: another program under the target's path
+	cc -O1 -o "$D/bin/loop" "$MT_ROOT/tests/data/capture/decoy.c"
+	# there: loop.c, in a tmpfs only its mount namespace sees
+	unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs "$1" &&
+	    cp "$2" "$1/loop" && exec "$1/loop"' _ "$D/bin" "$T/loop" \
+	    > /dev/null 3>&- &
+	tpid=$!
+	wait_for is_exe "$tpid" "$D/bin/loop"
+	run with_fakept -- mt-capture attach --backend pt --trigger work \
+	    --duration 10 -p "$tpid" -o "$BATS_TEST_TMPDIR/ct.snap"
+	[ "$status" -eq 0 ]
+	off=$(nm "$T/loop" | awk '$3 == "work" {print $1}')
+	[[ "$output" == *"trigger 'work' is work in /proc/$tpid/root$D/bin/loop+0x${off#"${off%%[!0]*}"}"* ]]
+	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
+	# the program that ran is bundled, not the file of that name here
+	id=$(readelf -n "$T/loop" | awk '/Build ID/ {print $3}')
+	run mt-decode --info "$BATS_TEST_TMPDIR/ct.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"bundled elf $D/bin/loop, "*" bytes, build-id $id"* ]]
 }

@@ -82,7 +82,7 @@ setup() {
 }
 
 @test "mt-capture attach: auto without intel_pt refuses to single-step the process" {
-	sleep 30 &
+	sleep 30 3>&- &
 	tpid=$!
 	MT_SYSFS_ROOT="$S/none" run mt-capture attach -p "$tpid" \
 	    -o "$BATS_TEST_TMPDIR/x.snap"
@@ -97,7 +97,7 @@ setup() {
 }
 
 @test "mt-capture attach: --backend emulate without intel_pt is honoured" {
-	sleep 30 &
+	sleep 30 3>&- &
 	tpid=$!
 	MT_SYSFS_ROOT="$S/none" run mt-capture attach -b emulate -q \
 	    --duration 0.2 -p "$tpid" -o "$BATS_TEST_TMPDIR/x.snap"
