@@ -40,6 +40,7 @@ struct str {
 struct fnent {
 	uint32_t name;		/* string handle */
 	uint64_t start;
+	uint8_t anon;		/* named by address only: no identity */
 };
 
 struct locent {
@@ -385,6 +386,8 @@ sym_add_fn(struct sym *s, uint32_t id, uint64_t start, const char *name)
 	}
 	s->fnv[i - 1].name = h;
 	s->fnv[i - 1].start = start;
+	s->fnv[i - 1].anon = name == NULL || name[0] == '\0' ||
+	    strncmp(name, "[unknown @ ", 11) == 0;
 	return 0;
 }
 
@@ -415,9 +418,12 @@ sym_add_loc(struct sym *s, uint32_t id, uint64_t addr,
 	s->locv[i - 1].n = n;
 	for (k = 0; k < n; k++) {
 		struct sym_frame *d = &s->frames[s->nframes++];
+		const struct fnent *fe = &s->fnv[idmap_get(&s->fns,
+		    f[k].fn) - 1];
 
-		d->fn = f[k].fn;
-		d->name = s->fnv[idmap_get(&s->fns, f[k].fn) - 1].name;
+		d->fn = fe->anon ? 0 : f[k].fn;
+		d->start = fe->anon ? 0 : fe->start;
+		d->name = fe->name;
 		d->file = f[k].file ? idmap_get(&s->files, f[k].file) : 0;
 		d->line = f[k].line;
 	}

@@ -13,7 +13,12 @@
 
 /* One frame of a loc record, resolved. */
 struct sym_frame {
-	uint32_t fn;		/* fn id (identity of the function) */
+	uint32_t fn;		/* fn id (identity of the function); 0 for code
+				 * named by address only, `[unknown @ ...]`:
+				 * each address is its own "function" there,
+				 * so it identifies nothing */
+	uint64_t start;		/* the function's entry, 0 unknown (and for
+				 * code named by address only) */
 	uint32_t name;		/* string handle of its name */
 	uint32_t file;		/* string handle of the source path, 0 none */
 	uint32_t line;		/* 0 unknown */

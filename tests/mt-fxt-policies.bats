@@ -99,3 +99,71 @@ policy() {
 	grep -qx '500 +start_thread {address=0x3010, inferred_start_time=true}' \
 	    "$D/thread-start.expected"
 }
+
+@test "mt-fxt: a signal handler nests above the interrupted frame and ends when it resumes" {
+	policy signal
+	grep -qx '30     +handler {address=0x3000}' "$D/signal.expected"
+	grep -qx '80     -__restore_rt' "$D/signal.expected"
+	grep -qx '90   -work' "$D/signal.expected"
+}
+
+@test "mt-fxt: a signal through the traced kernel (irq, iret to the handler, sigreturn)" {
+	policy signal-kernel
+	grep -qx '30     +handler {address=0x3000}' "$D/signal-kernel.expected"
+	grep -qx '60     -__restore_rt' "$D/signal-kernel.expected"
+}
+
+@test "mt-fxt: a signal handler that longjmps out ends with the interrupted frame" {
+	policy signal-longjmp
+	grep -qx '50   -work' "$D/signal-longjmp.expected"
+	grep -qx '60   +leaf {address=0x5000}' "$D/signal-longjmp.expected"
+}
+
+@test "mt-fxt: a throw caught in an older frame ends the frames above it; depth stays constant" {
+	policy throw
+	# the second throw nests exactly as deep as the first
+	run grep -c '^[0-9]*         +_Unwind_RaiseException' "$D/throw.expected"
+	[ "$output" -eq 2 ]
+	grep -qx '140   -f' "$D/throw.expected"
+}
+
+@test "mt-fxt: same-timestamp time goes to every frame that begins (PLT jumps, replacements, gaps)" {
+	policy spread-frames
+	grep -qx '5   +f {address=0x3000}' "$D/spread-frames.expected"
+	grep -qx '25   +\[syscall\] {address=0x5020}' "$D/spread-frames.expected"
+}
+
+@test "mt-fxt: br records change no frame's time" {
+	policy spread-br
+	diff -u "$D/spread-frames.expected" "$D/spread-br.expected"
+}
+
+@test "mt-fxt: tracing resuming after a syscall keeps the frame whatever the symbol there" {
+	policy resume
+	grep -qx '40   -__write' "$D/resume.expected"
+}
+
+@test "mt-fxt: identity checks only for code with an identity ([unknown fn], not [unknown @])" {
+	policy unknown-fn
+	grep -qx '40   -\[unknown @ 0x5000 (x.so)\]' "$D/unknown-fn.expected"
+	grep -qx '70   -\[unknown fn 0x6000 (x.so)\]' "$D/unknown-fn.expected"
+}
+
+@test "mt-fxt: sysret with no kernel entry seen ends the kernel frames, infers the user function" {
+	policy kernel-nocall
+	grep -qx '10 +main {address=0x1012, inferred_start_time=true}' "$D/kernel-nocall.expected"
+	grep -qx '30   -entry_SYSCALL_64' "$D/kernel-nocall.expected"
+}
+
+@test "mt-fxt: Go's gogo unwinds the scheduler's frames to the last mcall" {
+	policy go
+	grep -qx '80     -runtime.mcall' "$D/go.expected"
+	grep -qx '90   -runtime.gopark' "$D/go.expected"
+	grep -qx '120 +main.worker {address=0x9010}' "$D/go.expected"
+}
+
+@test "mt-fxt: a TSX abort ends the frames entered since the transaction began" {
+	policy tsx
+	grep -qx '50     -g' "$D/tsx.expected"
+	grep -qx '60     +fallback_work {address=0x5000}' "$D/tsx.expected"
+}
