@@ -7,10 +7,13 @@
  *    --between).  When a region opens, the frames open at that moment are
  *    shown again as inferred frames beginning at the region start; when
  *    it closes, every shown frame ends.  Outside a region nothing is shown.
- *  - depth: frames at index >= --max-depth are hidden (their time stays in
+ *  - depth: frames at depth >= --max-depth are hidden (their time stays in
  *    the ancestor); without it, Perfetto's limit applies: the frame at
- *    index FXT_DEPTH_CAP is shown as `[deeper frames folded]` and the ones
- *    above it are hidden.
+ *    depth FXT_DEPTH_CAP is shown as `[deeper frames folded]` and the ones
+ *    above it are hidden.  An outer inferred frame begins at its
+ *    segment's start and encloses everything the segment showed before,
+ *    which it makes one level deeper: it is shown only while all of that
+ *    stays below the cap.
  *  - --min-duration: a frame stays pending until it has lasted NS; one
  *    that ends sooner is dropped (with everything it held).
  *
@@ -41,6 +44,8 @@ struct ventry {
 struct vseg {
 	uint32_t base;		/* first entry index */
 	uint64_t create;	/* start time */
+	uint32_t top;		/* 1 + the deepest depth shown inside it (as
+				 * deepened by later outer frames), 0 none */
 	uint8_t out;		/* passed on to the output */
 };
 
@@ -202,14 +207,26 @@ settle(struct view *v, struct vthread *vt, uint64_t now)
 	}
 }
 
-/* State of a new entry at index @i. */
+/*
+ * State of a new entry at index @i with @flags, in segment @s (the
+ * innermost open one, NULL none).  Keeps the depth below the cap.
+ */
 static uint8_t
-initial_state(struct view *v, struct vthread *vt, uint32_t i,
-    uint8_t *marker)
+initial_state(struct view *v, struct vthread *vt, uint32_t i, uint32_t flags,
+    struct vseg *s, uint8_t *marker)
 {
 	*marker = 0;
 	if (!vt->active)
 		return HIDDEN;
+	if ((flags & FR_OUTER) && s != NULL) {
+		/* Below everything @s showed: all of it one deeper. */
+		if (i >= v->cap || s->top >= v->cap) {
+			v->st->folded++;
+			return HIDDEN;
+		}
+		s->top = s->top > 0 && s->top + 1 > i + 1 ? s->top + 1 : i + 1;
+		return PENDING;
+	}
 	if (i > v->cap || (i == v->cap && !v->marker)) {
 		v->st->folded++;
 		return HIDDEN;
@@ -218,6 +235,8 @@ initial_state(struct view *v, struct vthread *vt, uint32_t i,
 		v->st->folded++;
 		*marker = 1;
 	}
+	if (s != NULL && s->top < i + 1)
+		s->top = i + 1;
 	return PENDING;
 }
 
@@ -238,6 +257,8 @@ region_open(struct view *v, struct vthread *vt, uint64_t ts)
 	vt->active = 1;
 	vt->rstart = ts;
 	vt->pending = vt->n;
+	for (i = 0; i < vt->ns; i++)
+		vt->s[i].top = 0;
 	for (i = 0; i < vt->n; i++) {
 		uint8_t marker;
 
@@ -246,7 +267,8 @@ region_open(struct view *v, struct vthread *vt, uint64_t ts)
 		vt->e[i].start = ts;
 		vt->e[i].f.flags |= FR_INFERRED;
 		vt->e[i].f.flags &= ~(uint32_t)FR_OUTER;
-		vt->e[i].state = initial_state(v, vt, i, &marker);
+		vt->e[i].state = initial_state(v, vt, i, vt->e[i].f.flags,
+		    k > 0 ? &vt->s[k - 1] : NULL, &marker);
 		vt->e[i].marker = marker;
 		/* Frames going on across the region start are shown whole:
 		 * they are not short, and must precede inner segments. */
@@ -331,6 +353,7 @@ view_seg_push(struct view *v, const struct sym_thread *t, uint64_t ts)
 	s->base = vt->n;
 	s->create = ts;
 	s->out = 0;
+	s->top = 0;
 	advance(v, vt, ts);
 	/*
 	 * The output orders events by segment: frames still pending below
@@ -356,6 +379,9 @@ view_seg_pop(struct view *v, const struct sym_thread *t, uint64_t ts)
 	if (vt->s[vt->ns - 1].out)
 		v->out->ops->seg_pop(v->out, vt->t, ts);
 	vt->ns--;
+	/* Its frames were inside the enclosing segment's. */
+	if (vt->ns > 0 && vt->s[vt->ns - 1].top < vt->s[vt->ns].top)
+		vt->s[vt->ns - 1].top = vt->s[vt->ns].top;
 }
 
 void
@@ -394,7 +420,8 @@ view_begin(struct view *v, const struct sym_thread *t, uint64_t ts,
 	if (vt->active && (f->flags & FR_OUTER) && vt->ns > 0 &&
 	    vt->s[vt->ns - 1].out)
 		x->start = vt->s[vt->ns - 1].create;
-	x->state = initial_state(v, vt, vt->n, &marker);
+	x->state = initial_state(v, vt, vt->n, f->flags,
+	    vt->ns > 0 ? &vt->s[vt->ns - 1] : NULL, &marker);
 	x->marker = marker;
 	if (!vt->active)
 		v->st->filtered++;

@@ -58,3 +58,62 @@ CHK="$MT_ROOT/tests/helpers/fxt-check"
 	run "$CHK" "$BATS_TEST_TMPDIR/long.fxt"
 	[ "$status" -eq 0 ]
 }
+
+# depth_capped NAME [OPTIONS]: mt-fxt OPTIONS on NAME.events writes a
+# trace fxt-check accepts (never more than 512 nested slices, as Perfetto
+# needs) and folds frames to stay below the cap.
+depth_capped() {
+	local n=$1 t="$BATS_TEST_TMPDIR"
+	shift
+	run mt-fxt "$@" -o "$t/$n.fxt" "$t/$n.events"
+	[ "$status" -eq 0 ]
+	run "$CHK" --dump "$t/$n.fxt"
+	echo "$output" | tail -3
+	[ "$status" -eq 0 ]
+	run mt-fxt "$@" -F summary "$t/$n.events"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"frames folded below the depth limit: "[1-9]* ]]
+}
+
+@test "mt-fxt: 600 returns past the oldest frame (outer inferred frames) stay below depth 512" {
+	{ printf 'mt-events 1.1\nthread 1 1 a\n'
+	  for i in $(seq 0 599); do
+		printf 'ret %d 1 0x%x 0x%x\n' $((10 + i)) $((0x100000 + 16 * i)) \
+		    $((0x200000 + 16 * i))
+	  done
+	  printf 'end 700 1\n'; } > "$BATS_TEST_TMPDIR/outer.events"
+	depth_capped outer
+}
+
+@test "mt-fxt: outer frames inside a kernel entry on a deep stack stay below depth 512" {
+	{ printf 'mt-events 1.1\nthread 1 1 a\n'
+	  for i in $(seq 0 399); do
+		printf 'call %d 1 0x%x 0x%x\n' $((10 + i)) $((0x100000 + 16 * i)) \
+		    $((0x100010 + 16 * i))
+	  done
+	  printf 'syscall 500 1 0x200000 0xffffffff81000000\n'
+	  for i in $(seq 0 199); do
+		printf 'ret %d 1 0x%x 0x%x\n' $((510 + i)) \
+		    $((0xffffffff81100000 + 16 * i)) $((0xffffffff81200000 + 16 * i))
+	  done
+	  printf 'end 800 1\n'; } > "$BATS_TEST_TMPDIR/kout.events"
+	depth_capped kout
+}
+
+@test "mt-fxt: a kernel entry and a --time region opening on 600 frames stay below depth 512" {
+	{ printf 'mt-events 1.1\nthread 1 1 a\n'
+	  for i in $(seq 0 299); do
+		printf 'call %d 1 0x%x 0x%x\n' $((10 + i)) $((0x100000 + 16 * i)) \
+		    $((0x100010 + 16 * i))
+	  done
+	  printf 'syscall 400 1 0x200000 0xffffffff81000000\n'
+	  for i in $(seq 0 299); do
+		printf 'call %d 1 0x%x 0x%x\n' $((410 + i)) \
+		    $((0xffffffff81100000 + 16 * i)) $((0xffffffff81100010 + 16 * i))
+	  done
+	  printf 'call 1500 1 0xffffffff82000000 0xffffffff82000010\n'
+	  printf 'end 2500 1\n'; } > "$BATS_TEST_TMPDIR/kdeep.events"
+	depth_capped kdeep
+	depth_capped kdeep --time 1000,2000
+	depth_capped kdeep --max-size 20000
+}
