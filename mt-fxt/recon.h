@@ -2,10 +2,12 @@
 /*
  * Call-stack reconstruction: turns the events of each thread (call, ret,
  * jmp, gaps, errors...) into frames that begin and end, following
- * magic-trace's policies (REFERENCE.md 1.4; docs/man/mt-fxt.1 lists them
- * and where mt differs).  Frames go to a view (view.h).  Memory: per
- * thread, the open frames and one batch of same-timestamp events (at most
- * RECON_MAX_BATCH; a longer run of equal timestamps is not spread).
+ * magic-trace's policies (src/trace_writer.ml) where they hold on real
+ * programs; the table in docs/formats/fxt.md gives every rule and where
+ * mt differs.  Frames go to a view (view.h).  Memory: per thread, the
+ * open frames, the open signal handlers, and one batch of same-timestamp
+ * events (at most RECON_MAX_BATCH; a longer run of equal timestamps is
+ * not spread) with what it begins and ends.
  */
 #ifndef MT_FXT_RECON_H
 #define MT_FXT_RECON_H

@@ -167,3 +167,9 @@ policy() {
 	grep -qx '50     -g' "$D/tsx.expected"
 	grep -qx '60     +fallback_work {address=0x5000}' "$D/tsx.expected"
 }
+
+@test "mt-fxt: a return through untraced code or a call from an older frame ends the frames above" {
+	policy untraced-return
+	grep -qx '30   -printf@plt' "$D/untraced-return.expected"
+	grep -qx '60     -g' "$D/untraced-return.expected"
+}
