@@ -44,6 +44,7 @@ struct rframe {
 	struct frame f;		/* as shown */
 	uint32_t fn;		/* identity (sym_frame.fn), 0 none */
 	uint32_t prev;		/* identity of the frame it replaced by a jump */
+	uint32_t alias;		/* identity its code was resumed in, 0 */
 	uint64_t site;		/* the call instruction that entered it, 0 */
 	uint8_t real;		/* a function frame, not an inlined one */
 	uint8_t gap;		/* GAP_*: a [syscall] or [untraced] frame */
@@ -425,6 +426,16 @@ ident(struct recon *r, uint32_t loc)
 	return l ? l->frames[0].fn : 0;
 }
 
+/*
+ * Frame @x runs function @id: its own, or the one a resume at its stopped
+ * address showed (a symbol boundary inside the code, see gap_resume).
+ */
+static int
+runs(const struct rframe *x, uint32_t id)
+{
+	return x->fn == id || (x->alias != 0 && x->alias == id);
+}
+
 /* @addr is known to be inside its function, not at its entry. */
 static int
 mid_function(struct recon *r, uint32_t loc, uint64_t addr)
@@ -520,7 +531,7 @@ check_current(struct recon *r, struct rthread *rt, uint32_t loc,
 	ti = top_real(rt);
 	if (id == 0 || ti < 0)
 		return;
-	if (rt->fr[ti].fn == id)
+	if (runs(&rt->fr[ti], id))
 		set_inline(r, rt, loc);
 	else if (!(rt->fr[ti].f.flags & FR_SYNTH))
 		replace_top(r, rt, loc, addr);
@@ -546,7 +557,7 @@ static int
 find_fn(struct rthread *rt, int below, uint32_t id)
 {
 	while ((below = real_below(rt, below)) >= 0)
-		if (rt->fr[below].fn == id &&
+		if (runs(&rt->fr[below], id) &&
 		    !(rt->fr[below].f.flags & FR_SYNTH))
 			return below;
 	return -1;
@@ -600,7 +611,7 @@ arrive(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 			return;
 		}
 	}
-	if (id != 0 && rt->fr[ti].fn != id && rt->fr[ti].prev != id &&
+	if (id != 0 && !runs(&rt->fr[ti], id) && rt->fr[ti].prev != id &&
 	    mid_function(r, loc, addr) &&
 	    (k = find_fn(rt, ti, id)) >= 0) {
 		pop_to(r, rt, (uint32_t)k + 1);
@@ -638,7 +649,7 @@ at_source(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 
 	if (id == 0 || ti < 0)
 		return;
-	if (rt->fr[ti].fn == id) {
+	if (runs(&rt->fr[ti], id)) {
 		set_inline(r, rt, loc);
 	} else if (!(rt->fr[ti].f.flags & FR_SYNTH)) {
 		if ((k = find_fn(rt, ti, id)) >= 0) {
@@ -686,6 +697,28 @@ resume_addrs(int gap, uint64_t ip, uint64_t out[2])
 {
 	out[0] = ip;
 	out[1] = gap == GAP_SYSCALL && ip != 0 ? ip + 2 : 0;
+}
+
+/*
+ * Code stopped by a gap or a kernel entry goes on where it stopped, at
+ * (@loc, @addr): the frame goes on unchecked (as magic-trace), and when
+ * a symbol boundary there names another function, the frame runs that
+ * one too (a __write resumed in __write_nocancel stays one frame).
+ */
+static void
+resumed(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
+{
+	uint32_t id = ident(r, loc);
+	int ti;
+
+	if (seg_empty(rt)) {
+		check_current(r, rt, loc, addr);
+		return;
+	}
+	ti = top_real(rt);
+	if (id != 0 && ti >= 0 && !runs(&rt->fr[ti], id) &&
+	    !(rt->fr[ti].f.flags & FR_SYNTH))
+		rt->fr[ti].alias = id;
 }
 
 /*
@@ -738,8 +771,7 @@ gap_resume(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 	resume_addrs(gap, g->f.addr, res);
 	pop(r, rt);
 	if (addr == res[0] || (res[1] != 0 && addr == res[1])) {
-		if (seg_empty(rt))
-			check_current(r, rt, loc, addr);
+		resumed(r, rt, loc, addr);
 		return;
 	}
 	if (mark_resume(r, rt, addr))
@@ -829,8 +861,7 @@ kernel_leave(struct recon *r, struct rthread *rt, const struct bev *e)
 		rt->nseg--;
 		log_add(r, OP_SEG_POP);
 		if (addr == res[0] || (res[1] != 0 && addr == res[1])) {
-			if (seg_empty(rt))
-				check_current(r, rt, loc, addr);
+			resumed(r, rt, loc, addr);
 			return;
 		}
 		if (mark_resume(r, rt, addr))
@@ -887,7 +918,7 @@ static void
 ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 {
 	uint32_t id = ident(r, e->loc[1]);
-	struct rmark *m = rt->nmark ? &rt->mark[rt->nmark - 1] : NULL;
+	struct rmark *m;
 	int ti, ci, k;
 
 	if (seg_empty(rt) && !infer_source(r, rt, e->loc[0], e->a[0])) {
@@ -899,6 +930,13 @@ ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 	}
 	if (go_switch(r, rt, e->loc[1], e->a[1]))
 		return;
+	/*
+	 * (mt) The return's source says which function returns: another
+	 * one than the top frame's was entered by a jump not seen (a tail
+	 * call in code without symbols), or runs in an older frame.
+	 */
+	at_source(r, rt, e->loc[0], e->a[0]);
+	m = rt->nmark ? &rt->mark[rt->nmark - 1] : NULL;
 	ti = top_real(rt);
 	if (m != NULL && ti >= 0 && (uint32_t)ti == m->depth) {
 		/*
@@ -918,7 +956,7 @@ ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 			return;
 		}
 		ci = real_below(rt, ti);
-		if (id != 0 && ci >= 0 && rt->fr[ci].fn != id &&
+		if (id != 0 && ci >= 0 && !runs(&rt->fr[ci], id) &&
 		    mid_function(r, e->loc[1], e->a[1]) &&
 		    (k = find_fn(rt, ci, id)) >= 0) {
 			pop_to(r, rt, (uint32_t)k + 1);

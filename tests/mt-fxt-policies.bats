@@ -173,3 +173,9 @@ policy() {
 	grep -qx '30   -printf@plt' "$D/untraced-return.expected"
 	grep -qx '60     -g' "$D/untraced-return.expected"
 }
+
+@test "mt-fxt: a return from another function than the top one replaces it (a tail call not seen)" {
+	policy tailcall-unseen
+	run grep -c '+\[unknown fn 0x6200 (s)\]' "$D/tailcall-unseen.expected"
+	[ "$output" -eq 2 ]
+}
