@@ -18,6 +18,7 @@
 #include "perfenv.h"
 #include "ptattr.h"
 #include "ring.h"
+#include "trigger.h"
 
 #define DEFAULT_OUTPUT "trace.snap"
 
@@ -72,7 +73,8 @@ usage(FILE *fp, int attach, int full)
 	    "  -t, --trigger SEL        snapshot when SEL runs: [DSO:]SYMBOL,"
 	    " addr:0xADDR,\n"
 	    "                           FILE:LINE (repeatable)\n"
-	    "  -m, --multi-snapshot     a snapshot at every trigger hit\n"
+	    "  -m, --multi-snapshot     a snapshot at every trigger hit "
+	    "(FILE-1.snap...; not -o -)\n"
 	    "      --max-snapshots N    stop after N snapshots\n"
 	    "  -s, --snapshot-size B    ring bytes per buffer (K/M/G; "
 	    "default 4M privileged, 256K otherwise)\n"
@@ -246,6 +248,10 @@ parse(struct mt_cap_opts *o, int attach, int argc, char **argv)
 				    MT_CAP_MAX_TRIGGERS);
 				return -1;
 			}
+			if (mt_trig_check(optarg, msg, sizeof(msg)) < 0) {
+				warnx("--trigger '%s': %s", optarg, msg);
+				return -1;
+			}
 			o->triggers[o->ntriggers++] = optarg;
 			break;
 		case OPT_BUNDLE:
@@ -332,6 +338,11 @@ parse(struct mt_cap_opts *o, int attach, int argc, char **argv)
 		o->multi_snapshot = 1;
 	if (o->multi_snapshot && o->ntriggers == 0) {
 		warnx("--multi-snapshot needs --trigger");
+		return -1;
+	}
+	if (o->multi_snapshot && strcmp(o->output, "-") == 0) {
+		warnx("--multi-snapshot writes one file per snapshot: give -o "
+		    "FILE, not -o -");
 		return -1;
 	}
 	if (strcmp(o->output, "-") == 0 && isatty(STDOUT_FILENO)) {

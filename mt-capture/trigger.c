@@ -357,6 +357,48 @@ sym_anywhere(pid_t pid, const char *exe, const char *name,
 	return rc;
 }
 
+/* The address of an "addr:" selector @sel.  Returns 0 or -1. */
+static int
+parse_addr(const char *sel, uint64_t *a)
+{
+	const char *p = sel + 5;
+	char *end;
+
+	if (!isxdigit((unsigned char)*p))
+		return -1;
+	errno = 0;
+	*a = strtoull(p, &end, 16);
+	return *end != '\0' || errno != 0 ? -1 : 0;
+}
+
+int
+mt_trig_check(const char *sel, char *msg, size_t msgsz)
+{
+	const char *colon;
+	uint64_t a;
+
+	if (strncmp(sel, "hw:", 3) == 0)
+		sel += 3;
+	if (*sel == '\0') {
+		snprintf(msg, msgsz, "empty trigger");
+		return -MT_E_SYNTAX;
+	}
+	if (strncmp(sel, "addr:", 5) == 0) {
+		if (parse_addr(sel, &a) < 0) {
+			snprintf(msg, msgsz, "bad address '%s' (addr:0xHEX)",
+			    sel + 5);
+			return -MT_E_SYNTAX;
+		}
+		return 0;
+	}
+	colon = strrchr(sel, ':');
+	if (colon != NULL && colon[1] == '\0') {
+		snprintf(msg, msgsz, "nothing after the last ':'");
+		return -MT_E_SYNTAX;
+	}
+	return 0;
+}
+
 int
 mt_trig_resolve(const char *sel, pid_t pid, const char *exe,
     struct mt_trig_site *site, char *msg, size_t msgsz)
@@ -364,29 +406,19 @@ mt_trig_resolve(const char *sel, pid_t pid, const char *exe,
 	char dso[PATH_MAX], file[PATH_MAX];
 	const char *colon, *last;
 	struct mt_elf *e;
+	uint64_t a;
 	int rc;
 
 	memset(site, 0, sizeof(*site));
+	if ((rc = mt_trig_check(sel, msg, msgsz)) < 0)
+		return rc;
 	if (strncmp(sel, "hw:", 3) == 0) {
 		rc = mt_trig_resolve(sel + 3, pid, exe, site, msg, msgsz);
 		site->hw = 1;
 		return rc;
 	}
-	if (*sel == '\0') {
-		snprintf(msg, msgsz, "empty trigger");
-		return -MT_E_SYNTAX;
-	}
 	if (strncmp(sel, "addr:", 5) == 0) {
-		char *end;
-		unsigned long long a;
-
-		errno = 0;
-		a = strtoull(sel + 5, &end, 16);
-		if (sel[5] == '\0' || *end != '\0' || errno != 0) {
-			snprintf(msg, msgsz, "bad address in trigger '%s'",
-			    sel);
-			return -MT_E_SYNTAX;
-		}
+		(void)parse_addr(sel, &a);
 		if (pid > 0)
 			return resolve_runtime_addr(pid, a, site, msg, msgsz);
 		if (mt_elf_open(&e, exe) < 0) {

@@ -61,6 +61,13 @@ struct mt_trig_site {
 };
 
 /*
+ * Check the syntax of selector @sel (no file is read): not empty, a hex
+ * address after "addr:", something after the last ':'.  Returns 0, or
+ * -MT_E_SYNTAX with a one-line reason in @msg.
+ */
+int mt_trig_check(const char *sel, char *msg, size_t msgsz);
+
+/*
  * Resolve selector @sel for process @pid (attach) or, with @pid <= 0,
  * for the program @exe about to be run.  Returns 0, or -MT_E_SYNTAX /
  * -MT_E_NOTFOUND / -MT_E_ELF with a one-line reason in @msg.

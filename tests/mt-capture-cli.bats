@@ -62,6 +62,27 @@
 	[[ "$output" == *"--multi-snapshot needs --trigger"* ]]
 }
 
+@test "mt-capture run: --multi-snapshot with -o - is a usage error, nothing runs" {
+	run mt-capture run -m -t main -o - -- touch "$BATS_TEST_TMPDIR/ran"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--multi-snapshot writes one file per snapshot"*"not -o -"* ]]
+	run mt-capture attach --max-snapshots 2 -t main -o - -p $$
+	[ "$status" -eq 2 ]
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "mt-capture run: a malformed or empty trigger is a usage error" {
+	for t in addr:zz addr: addr:0x12g '' hw: hw:addr:q symbol: libm.so.6:; do
+		run mt-capture run -b emulate -t "$t" \
+		    -o "$BATS_TEST_TMPDIR/x.snap" -- touch "$BATS_TEST_TMPDIR/ran"
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"--trigger '$t': "* ]]
+		[[ "$output" == *"usage: mt-capture run"* ]]
+	done
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	[ ! -e "$BATS_TEST_TMPDIR/x.snap" ]
+}
+
 @test "mt-capture run: an unknown program fails with exit 1" {
 	run mt-capture run -q -o "$BATS_TEST_TMPDIR/x.snap" -- /nonexistent/prog
 	[ "$status" -eq 1 ]
