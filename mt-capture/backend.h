@@ -128,6 +128,7 @@ enum mt_cap_event {
 	MT_CAP_EV_TRIGGER,	/* a trigger hit (recorded in c->hits) */
 	MT_CAP_EV_DURATION,	/* --duration elapsed */
 	MT_CAP_EV_EXIT,		/* every target process has exited */
+	MT_CAP_EV_OUTPUT_GONE,	/* -o -: nothing reads standard output */
 };
 
 /* One PT buffer: a traced thread's ring (or a CPU's, live PT only). */
@@ -290,8 +291,8 @@ struct mt_cap_buf *mt_cap_buf_find(struct mt_cap *c, pid_t tid);
 
 /*
  * Between steps or while waiting: drain the sideband rings, read trigger
- * hits, and check signals, --duration and (unless ops->reaps_children)
- * target exits.  Waits at most @timeout_ms (0: do not wait; -1: until
+ * hits, and check signals, --duration, the reader of -o - (every 50 ms)
+ * and (unless ops->reaps_children) target exits.  Waits at most @timeout_ms (0: do not wait; -1: until
  * something happens).  Returns MT_CAP_EV_NONE, an MT_CAP_EV_* or -MT_E_*.
  * Cheap with timeout 0: one poll(2) with no ready fd.
  */

@@ -98,6 +98,8 @@ struct mt_cap {
 
 	struct timespec deadline;
 	int has_deadline;
+	int to_stdout;		/* -o -: watch for the reader going away */
+	struct timespec out_checked;	/* when it was last looked at */
 	unsigned nsnapshots;
 	int detached;
 };
@@ -448,6 +450,38 @@ mt_cap_fix_code(const struct mt_cap *cc, pid_t pid, uint64_t addr,
 
 /* ---- polling ---- */
 
+/*
+ * Does anything still read our standard output?  A pipe whose reader
+ * closed it polls POLLERR, a socket whose peer left POLLHUP; a regular
+ * file or /dev/null never does.  A closed fd 1 counts as gone.
+ */
+static int
+stdout_gone(void)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = 0 };
+
+	if (fcntl(STDOUT_FILENO, F_GETFD) < 0)
+		return 1;
+	return poll(&p, 1, 0) == 1 &&
+	    (p.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0;
+}
+
+/* stdout_gone() at most every 50 ms: mt_cap_poll runs between steps. */
+static int
+reader_left(struct mt_cap *c)
+{
+	struct timespec now;
+
+	if (!c->to_stdout)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - c->out_checked.tv_sec) * 1000000000LL +
+	    (now.tv_nsec - c->out_checked.tv_nsec) < 50000000LL)
+		return 0;
+	c->out_checked = now;
+	return stdout_gone();
+}
+
 static int
 ms_until(const struct timespec *t)
 {
@@ -596,6 +630,8 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 		return rc;
 	if (c->has_deadline && ms_until(&c->deadline) == 0)
 		return MT_CAP_EV_DURATION;
+	if (reader_left(c))
+		return MT_CAP_EV_OUTPUT_GONE;
 	check_exits(c);
 	if (c->nalive == 0)
 		return MT_CAP_EV_EXIT;
@@ -1590,6 +1626,12 @@ mt_cap_main(const struct mt_cap_opts *o)
 	memset(c, 0, sizeof(*c));
 	c->o = o;
 	c->gate_w = c->exec_r = -1;
+	/* Before any fd is opened: a closed fd 1 would be reused. */
+	c->to_stdout = strcmp(o->output, "-") == 0;
+	if (c->to_stdout && stdout_gone()) {
+		warnx("-o -: standard output is closed or nobody reads it");
+		return 1;
+	}
 	if (install_signals() < 0)
 		err(1, "cannot set up signal handling");
 	if (o->ready_fd >= 0)
@@ -1721,6 +1763,11 @@ mt_cap_main(const struct mt_cap_opts *o)
 		}
 		if (ev == MT_CAP_EV_NONE)
 			continue;
+		if (ev == MT_CAP_EV_OUTPUT_GONE) {
+			warnx("nothing reads standard output any more: "
+			    "stopping without a snapshot");
+			goto out;
+		}
 		/* signal, duration, exit: end, with a snapshot if none
 		 * was written yet (a trigger that never fired). */
 		if (c->nsnapshots == 0 && take_snapshot(c, ev, 0) < 0)

@@ -11,13 +11,16 @@ build_targets() {
 
 # start_capture ARGS...: run mt-capture ARGS in the background with
 # --ready-fd 3 and wait (60 s at most) for its ready byte.  Sets CAP_PID;
-# its stderr goes to $T/cap.err, its status to $T/cap.status.
+# its stderr goes to $T/cap.err, its stdout to $CAP_OUT (default
+# $T/cap.out), its status to $T/cap.status.
 start_capture() {
 	rm -f "$T/ready" "$T/cap.status"
 	mkfifo "$T/ready"
 	exec 5<>"$T/ready"
-	( mt-capture "$1" --ready-fd 3 "${@:2}" 3>"$T/ready" 2>"$T/cap.err" >"$T/cap.out"
-	  echo $? > "$T/cap.status" ) &
+	# (set -e holds in the subshell: keep a failing status)
+	( rc=0
+	  mt-capture "$1" --ready-fd 3 "${@:2}" 3>"$T/ready" 2>"$T/cap.err" >"${CAP_OUT:-$T/cap.out}" || rc=$?
+	  echo $rc > "$T/cap.status" ) &
 	CAP_PID=$!
 	local b=""
 	read -r -n 1 -t 60 -u 5 b || true
