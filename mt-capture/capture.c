@@ -89,6 +89,9 @@ struct mt_cap {
 	size_t nhits, caphits, hits_seen;
 	struct pollfd *pfd;	/* mt_cap_poll's fds, then as many ints */
 	size_t npfd;
+	size_t *fork_off;	/* per sideband ring: bytes scanned for
+				 * FORK records (adopt_forks) */
+	size_t nfork_off;
 	size_t hits_dropped;	/* older hits forgotten (MAX_HITS) */
 
 	struct fixsite *fix;
@@ -567,6 +570,101 @@ mt_cap_add_hit(struct mt_cap *c, pid_t pid, pid_t tid, uint64_t ip,
 	return add_hit(c, &h);
 }
 
+/* The parent process of @pid, from /proc/PID/stat, or -1. */
+static pid_t
+parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *fp;
+	int ppid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return -1;
+	/* pid (comm) state ppid: comm may hold spaces and ')' */
+	if (fgets(buf, sizeof(buf), fp) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL &&
+	    sscanf(p + 1, " %*c %d", &ppid) != 1)
+		ppid = -1;
+	fclose(fp);
+	return (pid_t)ppid;
+}
+
+/*
+ * Live PT with per-CPU buffers (--all-threads) inherits into the
+ * targets' child processes, which the trace then holds: make such a
+ * descendant a target too, so its trigger hits count and its maps and
+ * files go into the snapshot (issue 19).  Returns 1 if @pid is a target
+ * (now), else 0.
+ */
+static int
+adopt(struct mt_cap *c, pid_t pid)
+{
+	pid_t a = pid;
+	size_t n = c->ntargets;
+	int depth;
+
+	if (target_index(c, pid) >= 0)
+		return 1;
+	if (!c->ptcfg.per_cpu || n == MT_CAP_MAX_PIDS || pid <= 0)
+		return 0;
+	for (depth = 0; depth < 64 && target_index(c, a) < 0; depth++)
+		if ((a = parent_of(a)) <= 1)
+			return 0;
+	if (target_index(c, a) < 0)
+		return 0;
+	c->targets[n] = pid;
+	c->alive[n] = 1;
+	c->pidfd[n] = (int)syscall(SYS_pidfd_open, pid, 0);
+	c->desc[n] = NULL;
+	c->ntargets++;
+	c->nalive++;
+	if (!c->o->quiet)
+		fprintf(stderr, "mt-capture: following process %d, a child "
+		    "of process %d\n", (int)pid, (int)a);
+	return 1;
+}
+
+static int
+adopt_cb(void *arg, pid_t pid)
+{
+	return adopt(arg, pid);
+}
+
+/* Adopt the child processes the new sideband FORK records announce. */
+static void
+adopt_forks(struct mt_cap *c)
+{
+	size_t r, n = mt_sbev_nrings(c->sb);
+
+	if (!c->ptcfg.per_cpu)
+		return;
+	if (c->nfork_off < n) {
+		size_t *no = realloc(c->fork_off, n * sizeof(*no));
+
+		if (no == NULL)
+			return;
+		memset(no + c->nfork_off, 0, (n - c->nfork_off) *
+		    sizeof(*no));
+		c->fork_off = no;
+		c->nfork_off = n;
+	}
+	for (r = 0; r < n; r++) {
+		const struct mt_wbuf *w = mt_sbev_data(c->sb, r, NULL);
+		struct mt_sb_reader rd;
+		struct mt_sb_rec rec;
+
+		mt_sb_reader_init(&rd, w->p + c->fork_off[r], w->len -
+		    c->fork_off[r], mt_sbev_sample_type(c->sb), 1, 0);
+		while (mt_sb_next(&rd, &rec) == 0)
+			if (rec.type == MT_SB_FORK &&
+			    rec.u.task.pid != rec.u.task.ppid &&
+			    target_index(c, (pid_t)rec.u.task.ppid) >= 0)
+				(void)adopt(c, (pid_t)rec.u.task.pid);
+		c->fork_off[r] = w->len;
+	}
+}
+
 int
 mt_cap_poll(struct mt_cap *c, int timeout_ms)
 {
@@ -620,7 +718,8 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 		return MT_CAP_EV_SIGNAL;
 	/* Hits first: the snapshot (ops->stop) follows at once; the
 	 * sideband is drained after the stop. */
-	nh = mt_trig_read(c->trig, c->targets, c->ntargets, hits, 64);
+	nh = mt_trig_read(c->trig, c->targets, c->ntargets, adopt_cb, c,
+	    hits, 64);
 	for (i = 0; i < nh; i++)
 		if ((rc = add_hit(c, &hits[i])) < 0)
 			return rc;
@@ -628,6 +727,8 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 		return MT_CAP_EV_TRIGGER;
 	if (c->sb != NULL && (rc = mt_sbev_drain(c->sb)) < 0)
 		return rc;
+	if (c->sb != NULL)
+		adopt_forks(c);
 	if (c->has_deadline && ms_until(&c->deadline) == 0)
 		return MT_CAP_EV_DURATION;
 	if (reader_left(c))
@@ -1191,6 +1292,9 @@ cleanup(struct mt_cap *c)
 	free(c->pfd);
 	c->pfd = NULL;
 	c->npfd = 0;
+	free(c->fork_off);
+	c->fork_off = NULL;
+	c->nfork_off = 0;
 	free(c->fix);
 	c->fix = NULL;
 }

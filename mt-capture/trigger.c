@@ -730,7 +730,8 @@ mt_trig_fds(const struct mt_trig *t, int *fds, size_t max)
 size_t
 mt_trig_parse(const uint8_t *data, uint64_t size, uint64_t head,
     uint64_t *tailp, unsigned site, const pid_t *pids, size_t npids,
-    struct mt_trig_hit *hits, size_t max)
+    int (*other)(void *, pid_t), void *arg, struct mt_trig_hit *hits,
+    size_t max)
 {
 	uint64_t tail = *tailp, j;
 	size_t k, n = 0;
@@ -765,6 +766,8 @@ mt_trig_parse(const uint8_t *data, uint64_t size, uint64_t head,
 			for (k = 0; k < npids; k++)
 				if ((pid_t)h.pid == pids[k])
 					ours = 1;
+			if (!ours && other != NULL)
+				ours = other(arg, (pid_t)h.pid);
 			if (ours)
 				hits[n++] = h;
 		}
@@ -776,7 +779,8 @@ mt_trig_parse(const uint8_t *data, uint64_t size, uint64_t head,
 
 size_t
 mt_trig_read(struct mt_trig *t, const pid_t *pids, size_t npids,
-    struct mt_trig_hit *hits, size_t max)
+    int (*other)(void *, pid_t), void *arg, struct mt_trig_hit *hits,
+    size_t max)
 {
 	size_t i, n = 0;
 
@@ -788,7 +792,7 @@ mt_trig_read(struct mt_trig *t, const pid_t *pids, size_t npids,
 		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 		tail = pg->data_tail;
 		n += mt_trig_parse(data, t->page, head, &tail, t->ev[i].site,
-		    pids, npids, hits + n, max - n);
+		    pids, npids, other, arg, hits + n, max - n);
 		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 	}
 	return n;

@@ -114,22 +114,26 @@ int mt_trig_open_hw(struct mt_trig *t, unsigned site, uint64_t addr,
 size_t mt_trig_fds(const struct mt_trig *t, int *fds, size_t max);
 /*
  * Move pending hits of processes in @pids into @hits (at most @max);
- * returns how many.  Hits of other processes are dropped; hits beyond
- * @max stay in the rings for the next call.
+ * returns how many.  A hit of another process is kept if @other (may be
+ * NULL) returns 1 for its pid (e.g. a child process, adopted), else
+ * dropped.  Hits beyond @max stay in the rings for the next call.
  */
 size_t mt_trig_read(struct mt_trig *t, const pid_t *pids, size_t npids,
-    struct mt_trig_hit *hits, size_t max);
+    int (*other)(void *, pid_t), void *arg, struct mt_trig_hit *hits,
+    size_t max);
 
 /*
  * The ring parser of mt_trig_read: the records of the ring of @size bytes
  * at @data between *@tailp and @head (perf_event_mmap_page data_tail and
- * data_head), samples of IP|TID|TIME.  Hits of @pids go to @hits as
+ * data_head), samples of IP|TID|TIME.  Hits of @pids (or accepted by
+ * @other, as for mt_trig_read) go to @hits as
  * trigger @site; stops before a sample when @max hits are stored, so
  * *@tailp (advanced) never passes a hit that was not kept.
  */
 size_t mt_trig_parse(const uint8_t *data, uint64_t size, uint64_t head,
     uint64_t *tailp, unsigned site, const pid_t *pids, size_t npids,
-    struct mt_trig_hit *hits, size_t max);
+    int (*other)(void *, pid_t), void *arg, struct mt_trig_hit *hits,
+    size_t max);
 
 /*
  * The events are opened disabled.  Enable them (@on; with @drop, first

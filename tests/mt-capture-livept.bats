@@ -15,6 +15,7 @@ load helpers/mt-capture-targets
 setup_file() {
 	build_targets
 	cc -O1 -pthread -o "$T/sleepers" "$MT_ROOT/tests/data/capture/sleepers.c"
+	cc -O1 -o "$T/forker" "$MT_ROOT/tests/data/capture/forker.c"
 	export FP="$BATS_FILE_TMPDIR"
 	fakept_tools "$FP"
 }
@@ -353,4 +354,27 @@ is_exe() {
 	run mt-decode --info "$BATS_TEST_TMPDIR/ct.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"bundled elf $D/bin/loop, "*" bytes, build-id $id"* ]]
+}
+
+@test "mt-capture run --all-threads: a child process the per-CPU trace follows is adopted: its trigger hits count" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	run with_fakept -- mt-capture run --all-threads --backend pt \
+	    --trigger work -o "$BATS_TEST_TMPDIR/f.snap" -- "$T/forker" 3
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ following\ process\ ([0-9]+),\ a\ child\ of\ process\ ([0-9]+) ]]
+	child=${BASH_REMATCH[1]}
+	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
+	run mt-decode --info "$BATS_TEST_TMPDIR/f.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"trigger work at 0x"*" thread $child/$child "* ]]
+	# a child that execs another program: its hit counts and that
+	# program is bundled (from the sideband's MMAP2 of the child)
+	run with_fakept -- mt-capture run --all-threads --backend pt \
+	    --trigger "$T/worker:mt_test_hit" -o "$BATS_TEST_TMPDIR/w.snap" \
+	    -- "$T/forker" 0 "$T/worker" 100
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
+	run mt-decode --info "$BATS_TEST_TMPDIR/w.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"bundled elf $T/worker, "* ]]
 }
