@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "emu-trace.h"
 #include "err.h"
+#include "proc.h"
 
 #define SYNTH_TSC0 (1ull << 32)	/* synthetic clock's first tick */
 
@@ -198,10 +199,21 @@ static int
 emu_attach(struct mt_cap *c, pid_t pid, char *msg, size_t msgsz)
 {
 	struct emu *e = mt_cap_priv(c);
+	char comm[64];
+	pid_t tracer;
 	int rc;
 
 	if (e->tr == NULL && (rc = make_tracer(c, e)) < 0)
 		return rc;
+	/* A process has one tracer: name it rather than guess at
+	 * permissions when ptrace would fail. */
+	if (mt_cap_opts(c)->attach && mt_proc_tracer(pid, &tracer, comm,
+	    sizeof(comm)) == 0 && tracer > 0) {
+		snprintf(msg, msgsz, "process %d is already traced by PID %d "
+		    "(%s); a process has one tracer at a time: detach that "
+		    "one first", (int)pid, (int)tracer, comm[0] ? comm : "?");
+		return -MT_E_PERM;
+	}
 	rc = mt_emu_trace_seize(e->tr, pid, !mt_cap_opts(c)->attach);
 	if (rc == -MT_E_PERM)
 		snprintf(msg, msgsz, "cannot ptrace process %d: permission "

@@ -148,6 +148,64 @@ read_comm(const char *path)
 	return s;
 }
 
+/* The value of "@key:" in /proc/@pid/status, into @out.  Returns 0 or -1. */
+static int
+status_field(pid_t pid, const char *key, char *out, size_t outsz)
+{
+	char path[64], *text, *line;
+	size_t k = strlen(key);
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (slurp(path, &text, 1u << 16) < 0)
+		return -1;
+	for (line = text; line != NULL && *line != '\0';) {
+		char *nl = strchr(line, '\n');
+
+		if (nl != NULL)
+			*nl = '\0';
+		if (strncmp(line, key, k) == 0 && line[k] == ':') {
+			snprintf(out, outsz, "%s", line + k + 1 +
+			    strspn(line + k + 1, " \t"));
+			rc = 0;
+			break;
+		}
+		line = nl != NULL ? nl + 1 : NULL;
+	}
+	free(text);
+	return rc;
+}
+
+int
+mt_proc_tracer(pid_t pid, pid_t *tracer, char *comm, size_t commsz)
+{
+	char v[32], path[64], *c;
+
+	*tracer = 0;
+	if (commsz > 0)
+		comm[0] = '\0';
+	if (status_field(pid, "TracerPid", v, sizeof(v)) < 0)
+		return -MT_E_NOTFOUND;
+	*tracer = (pid_t)strtol(v, NULL, 10);
+	if (*tracer <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)*tracer);
+	if ((c = read_comm(path)) != NULL) {
+		snprintf(comm, commsz, "%s", c);
+		free(c);
+	}
+	return 0;
+}
+
+int
+mt_proc_state(pid_t pid)
+{
+	char v[64];
+
+	return status_field(pid, "State", v, sizeof(v)) < 0 ? 0 :
+	    (unsigned char)v[0];
+}
+
 /* Open the file of mapping @m of @pid: its path, else map_files. */
 static int
 open_map_elf(pid_t pid, const struct mt_proc_map *m, struct mt_elf **e)

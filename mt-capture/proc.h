@@ -73,6 +73,19 @@ int mt_proc_describe_maps(struct mt_snap *s, pid_t pid, char *text,
 int mt_proc_threads(pid_t pid, pid_t *tids, size_t max);
 
 /*
+ * The process tracing @pid (TracerPid in /proc/PID/status; 0: none) and
+ * its command name into @comm ("" when unknown).  Returns 0, or
+ * -MT_E_NOTFOUND when @pid is gone.
+ */
+int mt_proc_tracer(pid_t pid, pid_t *tracer, char *comm, size_t commsz);
+
+/*
+ * The state letter of @pid from /proc/PID/status ('R', 'S', 'T' stopped,
+ * 't' in a ptrace stop...), or 0 when it is gone.
+ */
+int mt_proc_state(pid_t pid);
+
+/*
  * Fill @h with this CPU's identity from CPUID (vendor, family, model,
  * stepping, leaves 0x14 and 0x15), the number of CPUs, uname release and
  * hostname, and @max_nonturbo_ratio (from sysfs; 0 when unknown).

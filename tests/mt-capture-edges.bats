@@ -74,3 +74,21 @@ reader() {
 	[[ "$output" == *"standard output is closed or nobody reads it"* ]]
 	[ ! -e "$T/ran" ]
 }
+
+@test "mt-capture attach: a target traced by another tracer is refused, naming it" {
+	"$T/loop" > /dev/null &
+	TPID=$!
+	# the other tracer: a first mt-capture
+	start_capture attach -q -b emulate -o "$T/first.snap" -p "$TPID"
+	run mt-capture attach -q -b emulate -d 0.2 -o "$T/second.snap" -p "$TPID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"process $TPID is already traced by PID $CAP_PID (mt-capture)"* ]]
+	[[ "$output" != *"ptrace_scope"* ]]
+	[ ! -e "$T/second.snap" ]
+	# the first one still records, and detaches cleanly
+	kill -INT "$CAP_PID"
+	wait_capture
+	[ "$CAP_STATUS" -eq 0 ]
+	[ -s "$T/first.snap" ]
+	not_stopped_nor_traced "$TPID"
+}
