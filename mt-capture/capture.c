@@ -1444,6 +1444,10 @@ setup_targets(struct mt_cap *c)
 			warnx("no process %d", (int)p);
 			return -1;
 		}
+		if (mt_proc_state(p) == 'T' && !c->o->quiet)
+			fprintf(stderr, "mt-capture: process %d is stopped: "
+			    "it stays stopped, and is recorded once it "
+			    "continues (SIGCONT)\n", (int)p);
 		c->targets[i] = p;
 		c->alive[i] = 1;
 		c->pidfd[i] = (int)syscall(SYS_pidfd_open, p, 0);

@@ -61,6 +61,9 @@ struct thr {
 	int detach;		/* untraced: detach at its next stop */
 	int gone;		/* exited or detached */
 	int injected;		/* a signal was injected at the last resume */
+	int gstop;		/* in a group-stop (SIGSTOP...): resumed
+				 * with PTRACE_LISTEN, so it stays stopped
+				 * until a SIGCONT */
 	int reenable;		/* TIP.PGE at ip before its next event */
 	int in_syscall;		/* stepping over a system call */
 	uint64_t sysno;		/* its number (rax) */
@@ -204,6 +207,21 @@ thr_ask(struct mt_emu_trace *t, struct thr *th)
 	return 0;
 }
 
+/*
+ * Is @status (waitpid, PTRACE_SEIZE'd tracee) a group-stop?  The kernel
+ * reports it as PTRACE_EVENT_STOP with the stopping signal; our own
+ * interrupt or the end of a group-stop come with SIGTRAP (ptrace(2)).
+ */
+static int
+is_group_stop(int status)
+{
+	int sig = WSTOPSIG(status);
+
+	return WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP &&
+	    (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	    sig == SIGTTOU);
+}
+
 static int
 get_regs(pid_t tid, struct user_regs_struct *r)
 {
@@ -247,6 +265,12 @@ resume_now(struct mt_emu_trace *t, struct thr *th, int sig)
 	if (th->detach) {
 		ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)sig);
 		th->gone = 1;
+		return;
+	}
+	if (th->gstop) {
+		/* Stopped it stays: the next report is its SIGCONT. */
+		ptrace(PTRACE_LISTEN, th->tid, NULL, NULL);
+		th->running = 1;
 		return;
 	}
 	th->injected = sig;
@@ -708,6 +732,7 @@ on_stop(struct mt_emu_trace *t, pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return 0;
 	th->running = 0;
+	th->gstop = is_group_stop(status);
 	sig = WSTOPSIG(status);
 	ev = status >> 16;
 	switch (ev) {
@@ -726,7 +751,12 @@ on_stop(struct mt_emu_trace *t, pid_t tid, int status)
 		resume(t, th, 0);
 		return rc;
 	case PTRACE_EVENT_STOP:
-		/* A new thread's first stop, our interrupt, a group stop. */
+		/* A new thread's first stop, our interrupt, a group stop
+		 * (then it listens: resume() keeps it stopped). */
+		if (th->gstop) {
+			resume(t, th, 0);
+			return 0;
+		}
 		if (t->phase == PH_STEP && th->mode == M_NATIVE &&
 		    !th->detach) {
 			if (get_regs(tid, &r) == 0)
@@ -842,10 +872,12 @@ mt_emu_trace_seize(struct mt_emu_trace *t, pid_t pid, int before_exec)
 		ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
 		if (waitpid(tid, &status, __WALL) != tid)
 			continue;
-		if (thr_add(t, pid, tid) == NULL) {
+		if ((th = thr_add(t, pid, tid)) == NULL) {
 			closedir(d);
 			return -MT_E_NOMEM;
 		}
+		/* A stopped process (SIGSTOP, Ctrl+Z) is left stopped. */
+		th->gstop = is_group_stop(status);
 	}
 	closedir(d);
 	if (thr_find(t, pid) == NULL)
@@ -876,7 +908,7 @@ begin_attached(struct mt_emu_trace *t)
 
 		if (th->gone || th->running)
 			continue;
-		if (t->phase == PH_STEP && !th->detach &&
+		if (t->phase == PH_STEP && !th->detach && !th->gstop &&
 		    get_regs(th->tid, &r) == 0 &&
 		    (rc = start_step(t, th, resume_ip(&r))) < 0)
 			return rc;
@@ -897,7 +929,7 @@ stepping_in_flight(const struct mt_emu_trace *t)
 		const struct thr *th = &t->thr[i];
 
 		if (th->running && !th->gone && th->mode == M_STEP &&
-		    !th->in_syscall)
+		    !th->in_syscall && !th->gstop)
 			return 1;
 	}
 	return 0;

@@ -92,3 +92,64 @@ reader() {
 	[ -s "$T/first.snap" ]
 	not_stopped_nor_traced "$TPID"
 }
+
+# state PID: the State letter of PID
+state() {
+	awk '/^State:/ {print $2}' "/proc/$1/status"
+}
+
+# switches PID: context switches of PID so far (a stepped or running
+# thread switches all the time, a stopped one never)
+switches() {
+	awk '/ctxt_switches:/ {n += $2} END {print n}' "/proc/$1/status"
+}
+
+@test "mt-capture attach: a stopped target stays stopped, and nothing is recorded" {
+	"$T/loop" > /dev/null &
+	TPID=$!
+	kill -STOP "$TPID"
+	for i in $(seq 100); do [ "$(state "$TPID")" = "T" ] && break; sleep 0.1; done
+	[ "$(state "$TPID")" = "T" ]
+	run mt-capture attach -b emulate -d 0.5 -o "$T/stopped.snap" -p "$TPID"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"process $TPID is stopped: it stays stopped"* ]]
+	[ "$(state "$TPID")" = "T" ]
+	not_traced=$(awk '/^TracerPid:/ {print $2}' "/proc/$TPID/status")
+	[ "$not_traced" = "0" ]
+	run mt-decode --info "$T/stopped.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"meta: emulate-instructions = 0"* ]]
+	# and it goes on when continued
+	kill -CONT "$TPID"
+	for i in $(seq 100); do [ "$(state "$TPID")" != "T" ] && break; sleep 0.1; done
+	not_stopped_nor_traced "$TPID"
+}
+
+@test "mt-capture attach: a target stopped while recorded stays stopped until SIGCONT" {
+	"$T/loop" > /dev/null &
+	TPID=$!
+	start_capture attach -q -b emulate -o "$T/stop.snap" -p "$TPID"
+	kill -STOP "$TPID"
+	# stopped means no context switch at all between two looks
+	settled=0
+	for i in $(seq 30); do
+		a=$(switches "$TPID")
+		sleep 0.3
+		b=$(switches "$TPID")
+		if [ "$a" = "$b" ]; then settled=1; break; fi
+	done
+	[ "$settled" = 1 ]
+	# continued, it is stepped again
+	kill -CONT "$TPID"
+	moved=0
+	for i in $(seq 100); do
+		[ "$(switches "$TPID")" != "$b" ] && { moved=1; break; }
+		sleep 0.1
+	done
+	[ "$moved" = 1 ]
+	kill -INT "$CAP_PID"
+	wait_capture
+	[ "$CAP_STATUS" -eq 0 ]
+	kill -0 "$TPID"
+	not_stopped_nor_traced "$TPID"
+}
