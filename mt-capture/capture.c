@@ -315,6 +315,47 @@ mt_cap_note_exit(struct mt_cap *c, pid_t pid, int status)
 }
 
 static void
+swap_elfs(struct mt_snap *a, struct mt_snap *b)
+{
+	struct mt_snap_elf *e = a->elfs;
+	size_t n = a->nelfs;
+
+	a->elfs = b->elfs;
+	a->nelfs = b->nelfs;
+	b->elfs = e;
+	b->nelfs = n;
+}
+
+/* Drop the ELF chunks of @s that no MMAP chunk of @s names any more. */
+static void
+prune_elfs(struct mt_snap *s)
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < s->nelfs; i++) {
+		struct mt_snap_elf *e = &s->elfs[i];
+
+		for (j = 0; j < s->nmmaps; j++)
+			if (s->mmaps[j].build_id_len == e->build_id_len &&
+			    memcmp(s->mmaps[j].build_id, e->build_id,
+			    e->build_id_len) == 0)
+				break;
+		if (j == s->nmmaps) {
+			free(e->path);
+			free(e->data);
+			continue;
+		}
+		s->elfs[k++] = *e;
+	}
+	s->nelfs = k;
+}
+
+/*
+ * (Re)read target @i's process, threads, maps and files.  The files
+ * bundled by the previous description are reused by build-id instead of
+ * being read again (--multi-snapshot: every snapshot describes again).
+ */
+static void
 describe(struct mt_cap *c, size_t i)
 {
 	struct mt_snap *s = calloc(1, sizeof(*s));
@@ -323,14 +364,19 @@ describe(struct mt_cap *c, size_t i)
 	if (s == NULL)
 		return;
 	mt_snap_init(s);
+	if (c->desc[i] != NULL)
+		swap_elfs(s, c->desc[i]);	/* known build-ids: not read */
 	if ((c->ops->describe != NULL ? c->ops->describe(c, c->targets[i], s) :
 	    mt_proc_describe(s, c->targets[i], c->o->all_threads,
 	    c->o->bundle, MAX_BUNDLE, &skipped)) < 0 || s->nmmaps == 0) {
 		/* Gone, or a zombie without maps: keep the older one. */
+		if (c->desc[i] != NULL)
+			swap_elfs(s, c->desc[i]);
 		mt_snap_release(s);
 		free(s);
 		return;
 	}
+	prune_elfs(s);
 	if (c->desc[i] != NULL) {
 		mt_snap_release(c->desc[i]);
 		free(c->desc[i]);
@@ -570,26 +616,6 @@ mt_cap_add_hit(struct mt_cap *c, pid_t pid, pid_t tid, uint64_t ip,
 	return add_hit(c, &h);
 }
 
-/* The parent process of @pid, from /proc/PID/stat, or -1. */
-static pid_t
-parent_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *fp;
-	int ppid = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fp = fopen(path, "re")) == NULL)
-		return -1;
-	/* pid (comm) state ppid: comm may hold spaces and ')' */
-	if (fgets(buf, sizeof(buf), fp) != NULL &&
-	    (p = strrchr(buf, ')')) != NULL &&
-	    sscanf(p + 1, " %*c %d", &ppid) != 1)
-		ppid = -1;
-	fclose(fp);
-	return (pid_t)ppid;
-}
-
 /*
  * Live PT with per-CPU buffers (--all-threads) inherits into the
  * targets' child processes, which the trace then holds: make such a
@@ -609,7 +635,7 @@ adopt(struct mt_cap *c, pid_t pid)
 	if (!c->ptcfg.per_cpu || n == MT_CAP_MAX_PIDS || pid <= 0)
 		return 0;
 	for (depth = 0; depth < 64 && target_index(c, a) < 0; depth++)
-		if ((a = parent_of(a)) <= 1)
+		if ((a = mt_proc_ppid(a)) <= 1)
 			return 0;
 	if (target_index(c, a) < 0)
 		return 0;

@@ -376,30 +376,41 @@ describe_maps(struct mt_snap *s, pid_t pid, int bundle, uint64_t max_elf,
 	return rc;
 }
 
+pid_t
+mt_proc_ppid(pid_t pid)
+{
+	char path[64], *stat;
+	int ppid = -1;
+	char *rp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (slurp(path, &stat, 4096) < 0)
+		return -1;
+	/* "pid (comm) S ppid ...": comm may hold ')' */
+	rp = strrchr(stat, ')');
+	if (rp == NULL || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+		ppid = -1;
+	free(stat);
+	return (pid_t)ppid;
+}
+
 int
 mt_proc_describe(struct mt_snap *s, pid_t pid, int all_threads,
     int bundle, uint64_t max_elf, size_t *skipped)
 {
 	struct mt_snap_process p;
-	char path[128], *stat = NULL, *exe = NULL, *cmd = NULL;
+	char path[128], *exe = NULL, *cmd = NULL;
+	pid_t ppid;
 	pid_t tids[4096];
 	ssize_t n;
 	int nt, i, rc;
 
 	memset(&p, 0, sizeof(p));
 	p.pid = (uint32_t)pid;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (slurp(path, &stat, 4096) < 0)
+	ppid = mt_proc_ppid(pid);
+	if (ppid < 0)
 		return -MT_E_NOTFOUND;
-	{
-		/* "pid (comm) S ppid ...": comm may hold ')' */
-		char *rp = strrchr(stat, ')');
-		int ppid = 0;
-
-		if (rp != NULL && sscanf(rp + 1, " %*c %d", &ppid) == 1)
-			p.ppid = (uint32_t)ppid;
-	}
-	free(stat);
+	p.ppid = (uint32_t)ppid;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	p.comm = read_comm(path);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);

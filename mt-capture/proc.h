@@ -66,6 +66,9 @@ int mt_proc_describe(struct mt_snap *s, pid_t pid, int all_threads,
 int mt_proc_describe_maps(struct mt_snap *s, pid_t pid, char *text,
     size_t n, int bundle, uint64_t max_elf, size_t *skipped);
 
+/* The parent process of @pid (/proc/PID/stat), or -1. */
+pid_t mt_proc_ppid(pid_t pid);
+
 /*
  * List the thread ids of @pid into @tids (at most @max).  Returns the
  * count, or -MT_E_NOTFOUND.

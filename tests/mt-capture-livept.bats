@@ -378,3 +378,22 @@ is_exe() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"bundled elf $T/worker, "* ]]
 }
+
+@test "mt-capture --multi-snapshot: files bundled once are not read again for the next snapshots" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	cp "$T/loop" "$BATS_TEST_TMPDIR/loopw"
+	"$BATS_TEST_TMPDIR/loopw" > /dev/null 3>&- &
+	tpid=$!
+	run with_fakept FAKEPT_WATCH=/loopw -- mt-capture attach --backend pt \
+	    --trigger work --multi-snapshot --max-snapshots 3 -p "$tpid" \
+	    -o "$BATS_TEST_TMPDIR/m.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wrote snapshot 2 (trigger)"* ]]
+	# read whole once, when recording starts, not at each snapshot
+	run awk '/^read .*\/loopw$/ { n += $2 } END { print n + 0 }' "$L"
+	[ "$output" -eq "$(stat -c %s "$BATS_TEST_TMPDIR/loopw")" ]
+	for f in m.snap m-1.snap m-2.snap; do
+		run mt-decode --info "$BATS_TEST_TMPDIR/$f"
+		[[ "$output" == *"bundled elf $BATS_TEST_TMPDIR/loopw, "* ]]
+	done
+}

@@ -37,6 +37,9 @@
  *   FAKEPT_LOG=FILE      one line per perf_event_open, perf mmap and
  *                        perf ioctl: what mt-capture asked of the kernel;
  *                        and per rename (a snapshot reaching its name).
+ *   FAKEPT_WATCH=STR     log "read N" for each read(2) of N bytes from a
+ *                        file whose path contains STR (bundling reads
+ *                        whole files; libelf maps them).
  *
  * Nothing here imitates PT itself: the AUX bytes are whatever the test
  * puts in FAKEPT_AUX.
@@ -63,6 +66,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int ioctl(int fd, unsigned long req, ...);
 int close(int fd);
 int rename(const char *from, const char *to);
+ssize_t read(int fd, void *buf, size_t n);
 
 #define MAXFD 65536
 static unsigned char fake[MAXFD];	/* fd is a fake PT event */
@@ -328,4 +332,28 @@ rename(const char *from, const char *to)
 		    "rename");
 	tlog("rename %s\n", to);
 	return real(from, to);
+}
+
+ssize_t
+read(int fd, void *buf, size_t n)
+{
+	static ssize_t (*real)(int, void *, size_t);
+	const char *w = getenv("FAKEPT_WATCH");
+	char link[64], path[4096];
+	ssize_t r, k;
+
+	if (real == NULL)
+		real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT,
+		    "read");
+	r = real(fd, buf, n);
+	if (w == NULL || *w == '\0' || r <= 0)
+		return r;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	k = readlink(link, path, sizeof(path) - 1);
+	if (k > 0) {
+		path[k] = '\0';
+		if (strstr(path, w) != NULL)
+			tlog("read %zd %s\n", r, path);
+	}
+	return r;
 }
