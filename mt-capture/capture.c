@@ -1819,6 +1819,11 @@ mt_cap_main(const struct mt_cap_opts *o)
 		c->ops = NULL;
 		return 1;
 	}
+	if ((rc = mt_cap_check_output(o->output)) < 0) {
+		warnx("cannot write snapshot '%s': %s", o->output,
+		    rc == -MT_E_IO ? strerror(errno) : mt_strerror(rc));
+		goto out;
+	}
 	if (setup_targets(c) < 0 || plan_rings(c) < 0 ||
 	    setup_triggers(c) < 0 || setup_sideband(c) < 0)
 		goto out;

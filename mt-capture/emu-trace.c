@@ -334,17 +334,56 @@ start_step(struct mt_emu_trace *t, struct thr *th, uint64_t ip)
 	return rc;
 }
 
+/* The file address of the symbol @sym of @e. */
+static int
+start_sym(struct mt_elf *e, const char *sym, uint64_t *addr)
+{
+	const struct mt_elf_sym *syms;
+	size_t n, i;
+	int rc;
+
+	if ((rc = mt_elf_syms(e, &syms, &n)) < 0)
+		return rc;
+	for (i = 0; i < n; i++)
+		if (strcmp(syms[i].name, sym) == 0) {
+			*addr = syms[i].start;
+			return 0;
+		}
+	return -MT_E_NOTFOUND;
+}
+
+int
+mt_emu_trace_check_start(const char *exe, const char *sym, char *msg,
+    size_t msgsz)
+{
+	struct mt_elf *e;
+	uint64_t addr;
+	int rc;
+
+	if ((rc = mt_elf_open(&e, exe)) < 0) {
+		snprintf(msg, msgsz, "--start-at: cannot read ELF file '%s': "
+		    "%s", exe, mt_strerror(rc));
+		return rc;
+	}
+	rc = start_sym(e, sym, &addr);
+	if (rc < 0)
+		snprintf(msg, msgsz, "--start-at: no symbol '%s' in '%s'%s",
+		    sym, exe, mt_elf_has_symtab(e) ? "" :
+		    " (it has no .symtab: only exported names)");
+	mt_elf_free(e);
+	return rc;
+}
+
 /* The address of @sym in the main executable of @pid, loaded. */
 static int
 resolve_start(pid_t pid, const char *sym, uint64_t *addr)
 {
 	char exe[4096], path[64], line[4600], mpath[4096];
-	const struct mt_elf_sym *syms;
 	const struct mt_elf_seg *segs;
 	unsigned long long lo, hi, off;
 	struct mt_elf *e = NULL;
 	uint64_t base = 0, minv = ~0ull;
-	size_t n, i, nseg;
+	size_t i, nseg;
 	ssize_t len;
 	FILE *f;
 	int rc, found = 0;
@@ -356,15 +395,7 @@ resolve_start(pid_t pid, const char *sym, uint64_t *addr)
 	exe[len] = '\0';
 	if ((rc = mt_elf_open(&e, exe)) < 0)
 		return rc;
-	if ((rc = mt_elf_syms(e, &syms, &n)) < 0)
-		goto out;
-	rc = -MT_E_NOTFOUND;
-	for (i = 0; i < n; i++)
-		if (strcmp(syms[i].name, sym) == 0) {
-			*addr = syms[i].start;
-			rc = 0;
-			break;
-		}
+	rc = start_sym(e, sym, addr);
 	if (rc < 0 || mt_elf_type(e) != MT_ELF_DYN)
 		goto out;
 	/* PIE: the load bias is where the file's lowest segment landed. */

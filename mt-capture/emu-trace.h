@@ -98,6 +98,14 @@ void mt_emu_trace_free(struct mt_emu_trace *t);
 int mt_emu_trace_seize(struct mt_emu_trace *t, pid_t pid, int before_exec);
 
 /*
+ * Is there a symbol @sym (--start-at) in the executable @exe?  For a
+ * check before the target starts.  Returns 0, or -MT_E_NOTFOUND /
+ * -MT_E_* with a one-line reason in @msg.
+ */
+int mt_emu_trace_check_start(const char *exe, const char *sym, char *msg,
+    size_t msgsz);
+
+/*
  * Step until the poll hook returns an event (returned, > 0), every target
  * has exited (MT_EMU_EV_EXIT), or an error (< 0).  @msg gets a reason.
  */

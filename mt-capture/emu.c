@@ -205,6 +205,11 @@ emu_attach(struct mt_cap *c, pid_t pid, char *msg, size_t msgsz)
 
 	if (e->tr == NULL && (rc = make_tracer(c, e)) < 0)
 		return rc;
+	/* Before the program runs (run: it waits before its exec). */
+	if (mt_cap_opts(c)->start_at != NULL && pid == mt_cap_target(c, 0) &&
+	    (rc = mt_emu_trace_check_start(mt_cap_exe(c),
+	    mt_cap_opts(c)->start_at, msg, msgsz)) < 0)
+		return rc;
 	/* A process has one tracer: name it rather than guess at
 	 * permissions when ptrace would fail. */
 	if (mt_cap_opts(c)->attach && mt_proc_tracer(pid, &tracer, comm,

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Writing a snapshot file atomically, mode 0600 (see snapout.h). */
 #include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "err.h"
 #include "outfile.h"
@@ -26,4 +28,25 @@ mt_cap_write_snapshot(const struct mt_snap *s, const char *path)
 		return rc;
 	}
 	return mt_outfile_commit(&o);
+}
+
+int
+mt_cap_check_output(const char *path)
+{
+	struct mt_outfile o;
+	struct stat sb;
+	int rc;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		errno = EISDIR;
+		return -MT_E_IO;
+	}
+	/* A FIFO opened and closed would end its reader's input. */
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return 0;
+	rc = mt_outfile_open(&o, path, 0600);
+	mt_outfile_abort(&o);
+	return rc;
 }

@@ -16,4 +16,11 @@ struct mt_snap;
  */
 int mt_cap_write_snapshot(const struct mt_snap *s, const char *path);
 
+/*
+ * Could a snapshot be written at @path?  Creates and removes a temporary
+ * file beside it (a device or FIFO is not opened).  For checking before
+ * the target starts.  Returns 0, or -MT_E_IO (errno set) / -MT_E_NOMEM.
+ */
+int mt_cap_check_output(const char *path);
+
 #endif /* MT_CAPTURE_SNAPOUT_H */

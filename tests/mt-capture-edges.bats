@@ -153,3 +153,42 @@ switches() {
 	kill -0 "$TPID"
 	not_stopped_nor_traced "$TPID"
 }
+
+@test "mt-capture run: an unknown --start-at symbol is an error before the program starts" {
+	run mt-capture run -b emulate --start-at nosuch --ready-fd 3 \
+	    -o "$T/sa.snap" -- "$T/worker" 3> "$T/sa.ready"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--start-at: no symbol 'nosuch' in '$T/worker'"* ]]
+	# recording never began: no ready byte, no such message, no output
+	[ ! -s "$T/sa.ready" ]
+	[[ "$output" != *"recording with"* ]]
+	[[ "$output" != *"hits"* ]]
+	[ ! -e "$T/sa.snap" ]
+}
+
+@test "mt-capture attach: an unknown --start-at symbol is an error before the target is traced" {
+	"$T/loop" > /dev/null &
+	TPID=$!
+	run mt-capture attach -b emulate --start-at nosuch --ready-fd 3 \
+	    -o "$T/sa2.snap" -p "$TPID" 3> "$T/sa2.ready"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--start-at: no symbol 'nosuch' in '$T/loop'"* ]]
+	[ ! -s "$T/sa2.ready" ]
+	not_stopped_nor_traced "$TPID"
+}
+
+@test "mt-capture run: an output that cannot be written is an error before the program starts" {
+	run mt-capture run -b emulate -o "$T/no/such/dir/x.snap" \
+	    -- touch "$T/ran-nodir"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot write snapshot '$T/no/such/dir/x.snap': No such file or directory"* ]]
+	[ ! -e "$T/ran-nodir" ]
+	mkdir -p "$T/adir"
+	run mt-capture run -b emulate -o "$T/adir" -- touch "$T/ran-dir"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot write snapshot '$T/adir': Is a directory"* ]]
+	[ ! -e "$T/ran-dir" ]
+	# the check leaves nothing behind
+	run ls -A "$T/adir"
+	[ -z "$output" ]
+}
