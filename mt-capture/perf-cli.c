@@ -4,6 +4,7 @@
  * The work is in perf-import.c and perf-export.c; this file only wires
  * them to the command line (docs/perf.md, docs/man/mt-capture.1).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -91,6 +92,26 @@ close_out(struct mt_outfile *of, const char *out, int rc)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * After a failed export: remove the files directory export-perf created
+ * (it holds only the code files it wrote, no subdirectory).
+ */
+static void
+remove_files_dir(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	(void)rmdir(dir);
 }
 
 static int
@@ -281,7 +302,8 @@ export_usage(FILE *fp)
 	    "                     stdout)\n"
 	    "  --files-dir DIR    where the code bytes carried by the snapshot\n"
 	    "                     are written for perf (default OUTPUT.files,\n"
-	    "                     or ./perf.data.files for stdout)\n"
+	    "                     or ./perf.data.files for stdout or a\n"
+	    "                     device); removed when the export fails\n"
 	    "  --guest-as-host    clear PIP.NR in the PT data, so perf decodes\n"
 	    "                     a guest (VMX non-root) trace as host code\n"
 	    "  --pipe             pipe-mode perf.data (feed it to perf through\n"
@@ -312,7 +334,8 @@ cmd_export_perf(int argc, char **argv)
 	struct mt_snap_diag sd;
 	struct perf_diag d;
 	struct mt_snap s;
-	int c, force = 0, fd, ofd, rc, n;
+	struct stat st;
+	int c, force = 0, fd, ofd, rc, n, dev, files_new;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "fho:", lopts, NULL)) != -1) {
@@ -363,11 +386,14 @@ cmd_export_perf(int argc, char **argv)
 		warn("getcwd");
 		return 1;
 	}
+	/* Never beside a device or FIFO (/dev/full.files): as for stdout. */
+	dev = strcmp(out, "-") == 0 || (stat(out, &st) == 0 &&
+	    !S_ISREG(st.st_mode));
 	if (files == NULL)
 		n = snprintf(files_abs, sizeof(files_abs), "%s%s%s.files",
-		    strcmp(out, "-") == 0 || out[0] != '/' ? cwd : "",
-		    strcmp(out, "-") == 0 || out[0] != '/' ? "/" : "",
-		    strcmp(out, "-") == 0 ? "perf.data" : out);
+		    dev || out[0] != '/' ? cwd : "",
+		    dev || out[0] != '/' ? "/" : "",
+		    dev ? "perf.data" : out);
 	else
 		n = snprintf(files_abs, sizeof(files_abs), "%s%s%s",
 		    files[0] == '/' ? "" : cwd, files[0] == '/' ? "" : "/",
@@ -378,6 +404,7 @@ cmd_export_perf(int argc, char **argv)
 	}
 	o.files_dir = files_abs;
 	o.warn_arg = (void *)(uintptr_t)in;
+	files_new = stat(files_abs, &st) != 0;
 
 	fd = strcmp(in, "-") == 0 ? STDIN_FILENO : open(in, O_RDONLY);
 	if (fd < 0) {
@@ -412,6 +439,8 @@ cmd_export_perf(int argc, char **argv)
 		rc = 1;
 	}
 	rc = close_out(&of, out, rc);
+	if (rc != 0 && files_new)
+		remove_files_dir(files_abs);
 	mt_snap_release(&s);
 	return rc;
 }

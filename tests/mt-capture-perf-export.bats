@@ -71,6 +71,22 @@ setup() {
 	[ "$status" -eq 0 ]
 }
 
+@test "export-perf: no files directory beside a device, none left after a failure" {
+	[ -c /dev/full ] || skip "needs /dev/full"
+	mkdir -p full && cd full
+	run mt-capture export-perf -o /dev/full ../calls.snap
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'/dev/full': No space left on device"* ]]
+	[ ! -e /dev/full.files ]
+	# its place is ./perf.data.files, as for stdout, removed on failure
+	run ls -A
+	[ -z "$output" ]
+	run mt-capture export-perf -o /dev/null ../calls.snap
+	[ "$status" -eq 0 ]
+	[ ! -e /dev/null.files ]
+	[ -f perf.data.files/blob0-400000-code.bin.bin ]
+}
+
 @test "export-perf: round trip through import-perf decodes to the same stream" {
 	mt-capture export-perf -o rt.data calls.snap
 	run mt-capture import-perf rt.data -o rt.snap
