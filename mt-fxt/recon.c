@@ -369,22 +369,25 @@ real_below(struct rthread *rt, int below)
 /*
  * Push the function at (@loc, @addr) and the functions inlined there,
  * entered by the call at @site (0 none).  With FR_INFERRED in @flags the
- * frames begin at the segment start.  Returns the real frame or NULL.
+ * frames begin at the segment start.  Returns the index of the real
+ * frame (pushing may move the stack: no pointer), -1 if out of memory.
  */
-static struct rframe *
+static int
 push_loc(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr,
     uint32_t flags, uint64_t site)
 {
 	const struct sym_loc *l = sym_loc(r->sym, loc);
 	struct frame f = { .addr = addr, .flags = flags };
-	struct rframe *x = NULL, *y;
+	struct rframe *y;
 	uint32_t k, op0 = 0;
+	int x = (int)rt->nfr;
 
 	if (l == NULL) {
 		f.name = addr ? sym_addr_name(r->sym, addr) : r->n_unknown;
-		x = push(r, rt, &f, 0, 1, 1);
-		if (x != NULL)
-			x->site = site;
+		y = push(r, rt, &f, 0, 1, 1);
+		if (y == NULL)
+			return -1;
+		y->site = site;
 		return x;
 	}
 	for (k = 0; k < l->nframes; k++) {
@@ -394,10 +397,9 @@ push_loc(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr,
 		f.flags = flags | (k ? FR_INLINED : 0);
 		y = push(r, rt, &f, l->frames[k].fn, k == 0, k == 0);
 		if (y == NULL)
-			return NULL;
+			return -1;
 		if (k == 0) {
 			y->site = site;
-			x = y;
 			op0 = r->nlog - 1;
 		} else if (!(flags & FR_INFERRED)) {
 			/* Inlined frames begin with their function. */
@@ -498,7 +500,7 @@ replace_top(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 	int ti = top_real(rt);
 	uint64_t site = 0;
 	uint32_t prev = 0;
-	struct rframe *x;
+	int x;
 
 	if (ti >= 0) {
 		site = rt->fr[ti].site;
@@ -506,8 +508,8 @@ replace_top(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 		pop_to(r, rt, (uint32_t)ti);
 	}
 	x = push_loc(r, rt, loc, addr, 0, site);
-	if (x != NULL)
-		x->prev = prev;
+	if (x >= 0)
+		rt->fr[x].prev = prev;
 }
 
 /*
