@@ -273,6 +273,13 @@ const char *mt_cap_exe(const struct mt_cap *c);
 int mt_cap_add_hit(struct mt_cap *c, pid_t pid, pid_t tid, uint64_t ip,
     unsigned trigger, uint64_t time);
 
+/*
+ * Drop the sideband's context-switch records older than perf time
+ * @before (mt_sbev_trim): the live PT backend calls it with the time of
+ * the oldest data its rings still hold.  Returns the bytes dropped.
+ */
+size_t mt_cap_trim_sideband(struct mt_cap *c, uint64_t before);
+
 /* Target processes: count, and pid of each. */
 size_t mt_cap_ntargets(const struct mt_cap *c);
 pid_t mt_cap_target(const struct mt_cap *c, size_t i);

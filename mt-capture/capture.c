@@ -657,6 +657,20 @@ adopt_cb(void *arg, pid_t pid)
 	return adopt(arg, pid);
 }
 
+size_t
+mt_cap_trim_sideband(struct mt_cap *c, uint64_t before)
+{
+	size_t r, n;
+
+	if (c->sb == NULL)
+		return 0;
+	n = mt_sbev_trim(c->sb, before);
+	/* Every record left was scanned for FORKs already. */
+	for (r = 0; r < c->nfork_off && r < mt_sbev_nrings(c->sb); r++)
+		c->fork_off[r] = mt_sbev_data(c->sb, r, NULL)->len;
+	return n;
+}
+
 /* Adopt the child processes the new sideband FORK records announce. */
 static void
 adopt_forks(struct mt_cap *c)

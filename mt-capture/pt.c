@@ -31,6 +31,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -42,6 +43,7 @@
 #include "proc.h"
 #include "ptattr.h"
 #include "sbevent.h"
+#include "snap.h"
 #include "sysfs.h"
 
 struct pt_priv {
@@ -66,6 +68,9 @@ struct pt_buf {
 	struct mt_wbuf sb;	/* the event's own records (ITRACE_START,
 				 * AUX with its flags, LOST) drained so far */
 };
+
+/* How often (s) the sideband is trimmed to the rings' oldest data. */
+#define PT_TRIM_PERIOD_S	10
 
 /* attr.sample_type of the PT events (mt_ptattr_fill): sample_id layout. */
 #define PT_SAMPLE_TYPE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -499,14 +504,63 @@ pt_drain(struct mt_cap *c)
 	return 0;
 }
 
+/*
+ * Perf time of the oldest data still in any PT ring, from the TSC of its
+ * oldest PSB+ (REFERENCE §2.4: PSB+ every few KiB).  Returns 0 when it
+ * cannot be known: no time conversion, or a ring holding data without
+ * any dated PSB+ (tsc=0).
+ */
+static uint64_t
+oldest_in_rings(struct mt_cap *c)
+{
+	const struct mt_snap_timeconv *tc = mt_cap_timeconv(c);
+	uint64_t oldest = UINT64_MAX, tsc, k;
+	size_t i;
+
+	if (!tc->cap_user_time_zero)
+		return 0;
+	for (i = 0; i < mt_cap_nbufs(c); i++) {
+		struct mt_cap_buf *b = mt_cap_buf(c, i);
+
+		if (b->ring.base == NULL)
+			continue;
+		if (mt_ring_oldest_tsc(b->ring.base, b->ring.size, &tsc)) {
+			if (mt_snap_tsc_to_perf(tc, tsc) < oldest)
+				oldest = mt_snap_tsc_to_perf(tc, tsc);
+			continue;
+		}
+		for (k = 0; k < b->ring.size && b->ring.base[k] == 0; k++)
+			;
+		if (k < b->ring.size)
+			return 0;	/* data, undated */
+	}
+	return oldest == UINT64_MAX ? 0 : oldest;
+}
+
 static int
 pt_run(struct mt_cap *c)
 {
+	struct timespec now, last;
+	uint64_t oldest;
 	int ev, rc;
 
-	while ((ev = mt_cap_poll(c, -1)) == MT_CAP_EV_NONE)
+	clock_gettime(CLOCK_MONOTONIC, &last);
+	while ((ev = mt_cap_poll(c, -1)) == MT_CAP_EV_NONE) {
 		if ((rc = pt_drain(c)) < 0)
 			return rc;
+		/*
+		 * Every 10 s: context switches older than the oldest data
+		 * in the rings describe nothing the snapshot can hold (1 s
+		 * of margin for the PSB period and the conversion).
+		 */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - last.tv_sec < PT_TRIM_PERIOD_S)
+			continue;
+		last = now;
+		oldest = oldest_in_rings(c);
+		if (oldest > 1000000000ull)
+			(void)mt_cap_trim_sideband(c, oldest - 1000000000ull);
+	}
 	return ev;
 }
 

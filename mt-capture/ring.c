@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <intel-pt.h>
+
 #include "err.h"
 #include "snap.h"
 #include "ring.h"
@@ -153,4 +155,35 @@ mt_ring_extract(const uint8_t *base, uint64_t size, uint64_t head,
 	w->seen = 1;
 	w->prev_head = head;
 	return 0;
+}
+
+int
+mt_ring_oldest_tsc(const uint8_t *base, uint64_t size, uint64_t *tsc)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *dec;
+	struct pt_packet pkt;
+	int found = 0, rc;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)base;
+	cfg.end = cfg.begin + size;
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (dec == NULL)
+		return 0;
+	/* Each PSB+: the packets up to PSBEND; TSC is among them. */
+	while (pt_pkt_sync_forward(dec) >= 0) {
+		while ((rc = pt_pkt_next(dec, &pkt, sizeof(pkt))) >= 0 &&
+		    pkt.type != ppt_psbend) {
+			if (pkt.type == ppt_tsc && (!found ||
+			    pkt.payload.tsc.tsc < *tsc)) {
+				*tsc = pkt.payload.tsc.tsc;
+				found = 1;
+			}
+		}
+		if (rc == -pte_eos)
+			break;
+	}
+	pt_pkt_free_decoder(dec);
+	return found;
 }

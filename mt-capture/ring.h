@@ -93,4 +93,12 @@ void mt_ring_wrap_init(struct mt_ring_wrap *w);
 int mt_ring_extract(const uint8_t *base, uint64_t size, uint64_t head,
     struct mt_ring_wrap *w, struct mt_snap_aux *out);
 
+/*
+ * The smallest TSC packet value in the PSB+ headers of the @size bytes at
+ * @base (a live ring: read while the hardware writes, so an estimate),
+ * which dates the oldest data still in the ring to within one PSB period.
+ * Returns 1 with *@tsc set, or 0 when no PSB+ holds a TSC.
+ */
+int mt_ring_oldest_tsc(const uint8_t *base, uint64_t size, uint64_t *tsc);
+
 #endif /* MT_CAPTURE_RING_H */

@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 
 #include "buf.h"
+#include "sideband.h"
 #include "elffile.h"
 #include "err.h"
 #include "snap.h"
@@ -436,4 +437,77 @@ mt_sbev_timeconv(const struct mt_sbev *s, struct mt_snap_timeconv *tc)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (pg->lock != seq && ++tries < 1000);
 	return 0;
+}
+
+static int
+is_old_switch(const struct mt_sb_rec *r, uint64_t before)
+{
+	return (r->type == MT_SB_SWITCH || r->type == MT_SB_SWITCH_CPU_WIDE) &&
+	    r->has_id && r->id.time < before;
+}
+
+size_t
+mt_sbev_trim_buf(uint8_t *p, size_t len, uint64_t sample_type,
+    uint64_t before)
+{
+	struct mt_sb_reader rd;
+	struct mt_sb_rec rec;
+	struct { uint32_t tid; uint64_t off; } *last = NULL, *nl;
+	size_t nlast = 0, out = 0, end = 0, i;
+
+	/* Each thread's last switch before @before: its state then. */
+	mt_sb_reader_init(&rd, p, len, sample_type, 1, 0);
+	while (mt_sb_next(&rd, &rec) == 0) {
+		if (!is_old_switch(&rec, before))
+			continue;
+		for (i = 0; i < nlast && last[i].tid != rec.id.tid; i++)
+			;
+		if (i == nlast) {
+			nl = realloc(last, (nlast + 1) * sizeof(*last));
+			if (nl == NULL) {
+				free(last);
+				return len;	/* keep everything */
+			}
+			last = nl;
+			last[nlast++].tid = rec.id.tid;
+		}
+		last[i].off = rec.off;
+	}
+	mt_sb_reader_init(&rd, p, len, sample_type, 1, 0);
+	while (mt_sb_next(&rd, &rec) == 0) {
+		end = (size_t)rec.off + rec.size;
+		if (is_old_switch(&rec, before)) {
+			for (i = 0; i < nlast && last[i].off != rec.off; i++)
+				;
+			if (i == nlast)
+				continue;
+		}
+		if (out != (size_t)rec.off)
+			memmove(p + out, p + rec.off, rec.size);
+		out += rec.size;
+	}
+	free(last);
+	/* A record the reader refused, and what follows: kept as it is. */
+	if (end < len) {
+		memmove(p + out, p + end, len - end);
+		out += len - end;
+	}
+	return out;
+}
+
+size_t
+mt_sbev_trim(struct mt_sbev *s, uint64_t before)
+{
+	size_t i, dropped = 0;
+
+	for (i = 0; s != NULL && i < s->nrings; i++) {
+		struct sb_ring *r = &s->rings[i];
+		size_t n = mt_sbev_trim_buf(r->out.p, r->out.len,
+		    s->sample_type, before);
+
+		dropped += r->out.len - n;
+		r->out.len = n;
+		r->scanned = n;
+	}
+	return dropped;
 }

@@ -57,6 +57,24 @@ uint64_t mt_sbev_sample_type(const struct mt_sbev *s);
 /* Put the rings' fds (for poll) into @fds; returns how many (<= @max). */
 size_t mt_sbev_fds(const struct mt_sbev *s, int *fds, size_t max);
 /*
+ * Keep memory bounded while waiting for a rare trigger: drop the context
+ * switch records (SWITCH, SWITCH_CPU_WIDE, by far the most) older than
+ * perf time @before from every ring's copy, except each thread's last
+ * one before it (where it was then); every other record (maps, COMM,
+ * FORK/EXIT: the map and thread state) is kept.  Returns the bytes
+ * dropped.  Offsets into mt_sbev_data() buffers are invalid afterwards.
+ */
+size_t mt_sbev_trim(struct mt_sbev *s, uint64_t before);
+
+/*
+ * The same on @len bytes of records at @p with @sample_type (kept records
+ * are moved to the front).  Stops at a malformed record, keeping the
+ * rest.  Returns the new length.
+ */
+size_t mt_sbev_trim_buf(uint8_t *p, size_t len, uint64_t sample_type,
+    uint64_t before);
+
+/*
  * Time conversion from the first ring's mmap page; cap_user_time_zero
  * is 0 when the kernel offers none.  Returns 0, or -MT_E_INVAL.
  */

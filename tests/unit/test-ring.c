@@ -252,6 +252,40 @@ bad_arguments(void)
 	CHECK_EQ_U64(mt_ring_round_size(8192, 4096), 8192);
 }
 
+/* PSB, TSC @tsc, PSBEND at @off of @ring. */
+static size_t
+put_psb_tsc(uint8_t *ring, size_t off, uint64_t tsc)
+{
+	size_t i;
+
+	for (i = 0; i < 8; i++) {
+		ring[off++] = 0x02;
+		ring[off++] = 0x82;
+	}
+	ring[off++] = 0x19;
+	for (i = 0; i < 7; i++)
+		ring[off++] = (uint8_t)(tsc >> (8 * i));
+	ring[off++] = 0x02;
+	ring[off++] = 0x23;
+	return off;
+}
+
+static void
+oldest_tsc_of_a_ring(void)
+{
+	uint8_t ring[4096];
+	uint64_t tsc = 0;
+
+	memset(ring, 0, sizeof(ring));
+	CHECK(mt_ring_oldest_tsc(ring, sizeof(ring), &tsc) == 0);
+	/* a wrapped ring: newer data first, the oldest after it */
+	(void)put_psb_tsc(ring, 100, 0x123456789aull);
+	(void)put_psb_tsc(ring, 2000, 0x1234000000ull);
+	(void)put_psb_tsc(ring, 3000, 0x1234500000ull);
+	CHECK(mt_ring_oldest_tsc(ring, sizeof(ring), &tsc) == 1);
+	CHECK_EQ_U64(tsc, 0x1234000000ull);
+}
+
 int
 main(void)
 {
@@ -264,5 +298,6 @@ main(void)
 	TEST(extract_multi_snapshot_is_self_contained);
 	TEST(write_longer_than_ring);
 	TEST(bad_arguments);
+	TEST(oldest_tsc_of_a_ring);
 	return tap_done();
 }

@@ -92,10 +92,69 @@ gone_thread_is_an_error(void)
 	CHECK(strstr(msg, "the target is gone") != NULL);
 }
 
+#define ST (MT_SB_ST_TID | MT_SB_ST_TIME | MT_SB_ST_CPU | \
+	MT_SB_ST_IDENTIFIER)
+
+static void
+put(struct mt_wbuf *w, uint32_t type, uint32_t tid, uint64_t time)
+{
+	struct mt_sb_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.id.pid = 7;
+	r.id.tid = tid;
+	r.id.time = time;
+	if (type == MT_SB_COMM) {
+		r.u.comm.pid = 7;
+		r.u.comm.tid = tid;
+		r.u.comm.comm = "x";
+	}
+	CHECK(mt_sb_write(w, &r, ST) > 0);
+}
+
+static void
+trim_keeps_state_and_recent_switches(void)
+{
+	struct mt_wbuf w;
+	struct mt_sb_reader rd;
+	struct mt_sb_rec rec;
+	char got[256] = "";
+	size_t n;
+
+	mt_wbuf_init(&w);
+	put(&w, MT_SB_COMM, 10, 1);
+	put(&w, MT_SB_SWITCH, 10, 2);
+	put(&w, MT_SB_SWITCH, 11, 3);
+	put(&w, MT_SB_SWITCH, 10, 4);
+	put(&w, MT_SB_COMM, 11, 5);
+	put(&w, MT_SB_SWITCH, 11, 6);
+	put(&w, MT_SB_SWITCH, 10, 20);
+	put(&w, MT_SB_SWITCH, 11, 30);
+	n = mt_sbev_trim_buf(w.p, w.len, ST, 10);
+	CHECK(n < w.len);
+	mt_sb_reader_init(&rd, w.p, n, ST, 1, 0);
+	while (mt_sb_next(&rd, &rec) == 0) {
+		char one[32];
+
+		snprintf(one, sizeof(one), "%s%s/%u@%llu", got[0] ? " " : "",
+		    rec.type == MT_SB_COMM ? "comm" : "sw", rec.id.tid,
+		    (unsigned long long)rec.id.time);
+		strcat(got, one);
+	}
+	/* every COMM; per thread the last switch before 10, then all */
+	CHECK_STR(got, "comm/10@1 sw/10@4 comm/11@5 sw/11@6 sw/10@20 "
+	    "sw/11@30");
+	/* again: nothing more to drop */
+	CHECK(mt_sbev_trim_buf(w.p, n, ST, 10) == n);
+	mt_wbuf_release(&w);
+}
+
 int
 main(void)
 {
 	TEST(records_of_a_real_exec);
 	TEST(gone_thread_is_an_error);
+	TEST(trim_keeps_state_and_recent_switches);
 	return tap_done();
 }
