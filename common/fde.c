@@ -73,8 +73,8 @@ mt_fde_tab_release(struct mt_fde_tab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int
-tab_add(struct mt_fde_tab *t, uint64_t start, uint64_t end)
+int
+mt_fde_tab_add(struct mt_fde_tab *t, uint64_t start, uint64_t end)
 {
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 256;
@@ -353,7 +353,7 @@ parse_fde(struct mt_fde_tab *t, const struct sec *s, struct cie *c,
 		return 0;
 	if (range > UINT64_MAX - start)
 		return -MT_E_CORRUPT;
-	return tab_add(t, start, start + range);
+	return mt_fde_tab_add(t, start, start + range);
 }
 
 int

@@ -63,6 +63,8 @@ struct mt_fde_diag {
 
 void mt_fde_tab_init(struct mt_fde_tab *t);
 void mt_fde_tab_release(struct mt_fde_tab *t);
+/* Appends [@start, @end) to @t (unsorted).  Returns 0 or -MT_E_NOMEM. */
+int mt_fde_tab_add(struct mt_fde_tab *t, uint64_t start, uint64_t end);
 
 /*
  * Append to @t the range of every FDE in the @len bytes at @p, a section

@@ -368,6 +368,19 @@ dec_switch(struct dec_buf *b)
 }
 
 /*
+ * An unconditional jump in code of no known function, or into one: it
+ * could not be classified (--stats).
+ */
+static inline void
+dec_count_jmp(struct dec_buf *b, int leaves)
+{
+	if (leaves == WL_UNKNOWN)
+		b->r->st->jmp_unknown_src++;
+	else if (leaves == WL_LEAVES_UNKNOWN)
+		b->r->st->jmp_unknown_dst++;
+}
+
+/*
  * Resolve the pending branch: it went to @to (0: unknown).  @disabled:
  * tracing stopped right after it (TIP.PGD).
  */
@@ -385,8 +398,9 @@ dec_resolve(struct dec_buf *b, uint64_t to, int disabled)
 		dec_emit(b, MT_EV_RET, p->time, p->from, to);
 		break;
 	case WK_JMP:
-		leaves = to ? walk_leaves(b->r->wc, p->from, to) : 2;
-		if (leaves == 1)
+		leaves = to ? walk_leaves(b->r->wc, p->from, to) : WL_INSIDE;
+		dec_count_jmp(b, leaves);
+		if (leaves & WL_LEAVES)
 			dec_emit(b, MT_EV_JMP, p->time, p->from, to);
 		else if (all)
 			dec_emit(b, MT_EV_BR, p->time, p->from, to);
@@ -394,7 +408,9 @@ dec_resolve(struct dec_buf *b, uint64_t to, int disabled)
 	case WK_COND:
 		if (to == p->fall || to == 0)
 			break;
-		if (p->leaves == 1)
+		if (p->leaves == WL_LEAVES_UNKNOWN)
+			b->r->st->jmp_unknown_dst++;
+		if (p->leaves & WL_LEAVES)
 			dec_emit(b, MT_EV_JMP, p->time, p->from, to);
 		else if (all)
 			dec_emit(b, MT_EV_BR, p->time, p->from, to);
@@ -436,9 +452,12 @@ dec_set_pend(struct dec_buf *b, int kind, uint64_t ip, uint64_t size,
 static void
 dec_transition(struct dec_buf *b, const struct walk_tr *t, uint64_t time)
 {
-	if (t->kind == WK_CALL)
+	if (t->kind == WK_CALL) {
 		dec_emit(b, MT_EV_CALL, time, t->from, t->to);
-	else if (t->leaves == 1)
+		return;
+	}
+	dec_count_jmp(b, t->leaves);
+	if (t->leaves & WL_LEAVES)
 		dec_emit(b, MT_EV_JMP, time, t->from, t->to);
 	else if (b->r->o->all_branches)
 		dec_emit(b, MT_EV_BR, time, t->from, t->to);
@@ -460,7 +479,8 @@ dec_truncated(struct dec_buf *b, const struct pt_block *blk, uint64_t time)
 		dec_transition(b, &t, time);
 	} else if (k != WK_NONE) {
 		dec_set_pend(b, k, blk->end_ip, blk->size, target ?
-		    walk_leaves(b->r->wc, blk->end_ip, target) : 2, time);
+		    walk_leaves(b->r->wc, blk->end_ip, target) : WL_UNKNOWN,
+		    time);
 	}
 }
 
@@ -476,7 +496,7 @@ dec_block(struct dec_buf *b, const struct pt_block *blk)
 	 * without --all-branches (the common cases), writes nothing.
 	 */
 	if (b->pend.kind == WK_COND && (blk->ip == b->pend.fall ||
-	    (b->pend.leaves != 1 && !r->o->all_branches)))
+	    (!(b->pend.leaves & WL_LEAVES) && !r->o->all_branches)))
 		b->pend.kind = WK_NONE;
 	else if (b->pend.kind != WK_NONE)
 		dec_resolve(b, blk->ip, 0);

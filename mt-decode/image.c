@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "elffile.h"
 #include "err.h"
+#include "fde.h"
 #include "image.h"
 #include "snap.h"
 
@@ -58,7 +59,9 @@ struct image_set {
 	struct image_mod *mods;		size_t nmods;
 	char **paths;			size_t npaths;	/* owned strings */
 	struct image_fn *fns;		size_t nfns, capfns;
-	int fns_sorted;
+	struct mt_fde_tab fdes;	/* FDE ranges, in the process: function
+				 * bounds where no symbol covers code */
+	int fns_sorted;		/* fns and fdes are sorted */
 	char **warn;			size_t nwarn;
 	struct mt_elf **elfs;		size_t nelfs;	/* kept for fns */
 	uint64_t *blob_off;	/* codepath offset of each BLOB's bytes */
@@ -335,20 +338,56 @@ image_set_section_at(struct image_set *is, uint32_t pid, uint64_t ip,
 	return -1;
 }
 
+/*
+ * Collect the FDE ranges of @e (@path) mapped at [start, end) with @bias
+ * (common/fde.h): the bounds of code that no symbol covers, in stripped
+ * programs and ld.so.  A corrupt .eh_frame is a warning.
+ */
+static int
+image_add_fdes(struct image_set *is, struct mt_elf *e, const char *path,
+    uint64_t start, uint64_t end, uint64_t bias)
+{
+	struct mt_fde_tab t;
+	struct mt_fde_diag d;
+	size_t i;
+	int rc;
+
+	mt_fde_tab_init(&t);
+	rc = mt_fde_read_elf(&t, e, &d);
+	if (rc == -MT_E_NOMEM)
+		goto out;
+	if (rc < 0)
+		rc = image_warn(is, "'%s': %s at byte %llu of %s; no function "
+		    "bounds from its later records", path, mt_strerror(rc),
+		    (unsigned long long)d.off, d.section);
+	for (i = 0; rc == 0 && i < t.n; i++) {
+		uint64_t lo = t.v[i].start + bias, hi = t.v[i].end + bias;
+
+		if (lo >= start && lo < end && hi > lo)
+			rc = mt_fde_tab_add(&is->fdes, lo, hi);
+	}
+	is->fns_sorted = 0;
+out:
+	mt_fde_tab_release(&t);
+	return rc;
+}
+
 /* Collect the function ranges of @e mapped at [start, end) from @pgoff. */
 static int
-image_add_fns(struct image_set *is, struct mt_elf *e, uint64_t start,
-    uint64_t end, uint64_t pgoff)
+image_add_fns(struct image_set *is, struct mt_elf *e, const char *path,
+    uint64_t start, uint64_t end, uint64_t pgoff)
 {
 	const struct mt_elf_sym *syms;
 	size_t n, i;
 	uint64_t fv, bias;
+	int rc;
 
 	if (mt_elf_off_to_vaddr(e, pgoff, &fv) < 0)
 		return 0;
-	if (mt_elf_syms(e, &syms, &n) < 0)
-		return 0;
 	bias = start - fv;
+	rc = image_add_fdes(is, e, path, start, end, bias);
+	if (rc < 0 || mt_elf_syms(e, &syms, &n) < 0)
+		return rc;
 	for (i = 0; i < n; i++) {
 		uint64_t lo = syms[i].start + bias, hi = syms[i].end + bias;
 
@@ -383,12 +422,13 @@ int
 image_set_fn_lookup(void *arg, uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
 	struct image_set *is = arg;
+	const struct mt_fde *f;
 	size_t l = 0, h;
 
-	if (is->nfns == 0)
-		return 0;
 	if (!is->fns_sorted) {
-		qsort(is->fns, is->nfns, sizeof(*is->fns), fn_cmp);
+		if (is->nfns > 0)
+			qsort(is->fns, is->nfns, sizeof(*is->fns), fn_cmp);
+		mt_fde_sort(&is->fdes);
 		is->fns_sorted = 1;
 	}
 	h = is->nfns;
@@ -400,10 +440,17 @@ image_set_fn_lookup(void *arg, uint64_t addr, uint64_t *lo, uint64_t *hi)
 		else
 			h = m;
 	}
-	if (l == 0 || addr >= is->fns[l - 1].hi)
+	if (l > 0 && addr < is->fns[l - 1].hi) {
+		*lo = is->fns[l - 1].lo;
+		*hi = is->fns[l - 1].hi;
+		return 1;
+	}
+	/* No symbol covers it: the FDE holding it, if any. */
+	f = mt_fde_find(&is->fdes, addr);
+	if (f == NULL)
 		return 0;
-	*lo = is->fns[l - 1].lo;
-	*hi = is->fns[l - 1].hi;
+	*lo = f->start;
+	*hi = f->end;
 	return 1;
 }
 
@@ -533,7 +580,7 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 		    (unsigned long long)start);
 	}
 	m->loaded = 1;
-	rc = image_add_fns(is, e, start, start + len, pgoff);
+	rc = image_add_fns(is, e, path, start, start + len, pgoff);
 	el = grow(is->elfs, is->nelfs, sizeof(*el));
 	if (el == NULL) {
 		mt_elf_free(e);
@@ -755,6 +802,7 @@ image_set_free(struct image_set *is)
 	free(is->mods);
 	free(is->paths);
 	free(is->fns);
+	mt_fde_tab_release(&is->fdes);
 	free(is->warn);
 	free(is->elfs);
 	free(is->blob_off);

@@ -96,7 +96,11 @@ void image_view_free(struct image_view *v);
 int image_set_section_at(struct image_set *is, uint32_t pid, uint64_t ip,
     int *isid, uint64_t *lo, uint64_t *hi);
 
-/* Function range lookup for walk.h (0: unknown). */
+/*
+ * Function range lookup for walk.h (0: unknown): the ELF symbol covering
+ * @addr, else the FDE (.eh_frame, .debug_frame) holding it, so that code
+ * without symbols (stripped programs, ld.so) has bounds too.
+ */
 int image_set_fn_lookup(void *is, uint64_t addr, uint64_t *lo, uint64_t *hi);
 
 #endif /* MT_DECODE_IMAGE_H */

@@ -255,6 +255,10 @@ info_print_stats(FILE *fp, const struct decode_stats *st)
 	}
 	if (st->cfg_full > 0)
 		fprintf(fp, "cache-full: %" PRIu64 "\n", st->cfg_full);
+	fprintf(fp, "jumps-unknown-source: %" PRIu64 "\n",
+	    st->jmp_unknown_src);
+	fprintf(fp, "jumps-unknown-target: %" PRIu64 "\n",
+	    st->jmp_unknown_dst);
 	if (st->seg_joins > 0)	/* -j N split a buffer at PSBs */
 		fprintf(fp, "segment-joins: %" PRIu64 "\n", st->seg_joins);
 }

@@ -77,8 +77,10 @@ walk_leaves(const struct walk_cache *wc, uint64_t from, uint64_t to)
 	uint64_t lo, hi;
 
 	if (wc->fn == NULL || !wc->fn(wc->fnarg, from, &lo, &hi))
-		return 2;
-	return to < lo || to >= hi;
+		return WL_UNKNOWN;
+	if (to >= lo && to < hi)
+		return WL_INSIDE;
+	return wc->fn(wc->fnarg, to, &lo, &hi) ? WL_LEAVES : WL_LEAVES_UNKNOWN;
 }
 
 static inline uint32_t

@@ -35,12 +35,24 @@ enum walk_kind {
 	WK_FAR,		/* other far transfer (far call/jmp/ret, VM*) */
 };
 
+/*
+ * Where a branch goes relative to its function (walk_leaves()).  Bit 0
+ * set: the branch leaves its function (a `jmp` record); bit 1 set: the
+ * source or the target is in no known function.
+ */
+enum walk_dest {
+	WL_INSIDE = 0,		/* target inside the source's function */
+	WL_LEAVES = 1,		/* target in another known function */
+	WL_UNKNOWN = 2,		/* source in no known function */
+	WL_LEAVES_UNKNOWN = 3,	/* target outside the source's function,
+				 * in no known function */
+};
+
 /* A direct call or jump inside a walk. */
 struct walk_tr {
 	uint32_t idx;		/* instruction index from the walk's start */
 	uint8_t kind;		/* WK_CALL or WK_JMP */
-	uint8_t leaves;		/* 1: target is outside the source's function,
-				 * 0: inside, 2: unknown (no function info) */
+	uint8_t leaves;		/* enum walk_dest */
 	uint8_t size;		/* bytes of the branch instruction */
 	uint64_t from;		/* the branch instruction */
 	uint64_t to;		/* its target */
@@ -97,7 +109,7 @@ void walk_cache_counts(const struct walk_cache *wc, uint64_t *walks,
  */
 int walk_insn(struct walk_cache *wc, const uint8_t *raw, size_t size,
     uint64_t ip, int mode, uint64_t *target);
-/* 1 if @to is outside the function holding @from, 0 inside, 2 unknown. */
+/* Where @to is relative to the function holding @from: enum walk_dest. */
 int walk_leaves(const struct walk_cache *wc, uint64_t from, uint64_t to);
 
 #endif /* MT_DECODE_WALK_H */
