@@ -421,7 +421,10 @@ mt_fde_sort(struct mt_fde_tab *t)
 	t->n = k + 1;
 }
 
-/* Appends the FDEs of section @name of @e; a missing section gives none. */
+/*
+ * Appends the FDEs of section @name of @e; a missing or compressed
+ * section gives none.
+ */
 static int
 read_section(struct mt_fde_tab *t, struct mt_elf *e, const char *name,
     enum mt_fde_kind kind, struct mt_fde_diag *d)
@@ -431,8 +434,8 @@ read_section(struct mt_fde_tab *t, struct mt_elf *e, const char *name,
 
 	d->section = name;
 	d->off = 0;
-	if (rc == -MT_E_NOTFOUND)
-		return 0;
+	if (rc == -MT_E_NOTFOUND || rc == -MT_E_UNSUPP)
+		return 0;	/* none, or compressed (gcc -gz, Go) */
 	if (rc < 0)
 		return rc;
 	return mt_fde_parse(t, sd.p, sd.len, sd.addr, kind, &d->off);

@@ -93,7 +93,8 @@ void mt_fde_sort(struct mt_fde_tab *t);
 
 /*
  * The FDE ranges of @e: .eh_frame, then .debug_frame when the file has
- * one, sorted (mt_fde_sort).  A missing section is no error.  On an error
+ * one, sorted (mt_fde_sort).  A missing section is no error, nor is a
+ * compressed one (SHF_COMPRESSED: it gives no ranges).  On an error
  * @t keeps what was read (from both sections) and @d says where.
  * Returns 0, or an error of mt_fde_parse(), or -MT_E_ELF (libelf failed,
  * message in mt_elf_errmsg(@e)).
