@@ -18,9 +18,10 @@ setup() {
 	[ ! -e "$BATS_TEST_TMPDIR/x.snap" ]
 }
 
-@test "mt-capture: auto without intel_pt says it uses the emulate backend" {
-	MT_SYSFS_ROOT="$S/none" run mt-capture run -o "$BATS_TEST_TMPDIR/x.snap" \
-	    -- /nonexistent/prog
+@test "mt-capture: auto without intel_pt or qemu says it uses the emulate backend" {
+	# MT_QEMU names no program: the qemu backend is not available
+	MT_QEMU=/nonexistent/qemu-x86_64 MT_SYSFS_ROOT="$S/none" \
+	    run mt-capture run -o "$BATS_TEST_TMPDIR/x.snap" -- /nonexistent/prog
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == *"no intel_pt PMU: using the emulate backend"* ]]
 }
