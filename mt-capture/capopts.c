@@ -103,7 +103,11 @@ usage(FILE *fp, int attach, int full)
 	    "  -q, --quiet              no progress messages\n"
 	    "  -p, --pid PID[,PID...]   attach: the processes to record\n"
 	    "Environment: MT_SYSFS_ROOT replaces / in front of "
-	    "/sys/bus/event_source.\n");
+	    "/sys/bus/event_source.\n"
+	    "Exit status: 0 a snapshot was written (also when the target "
+	    "failed or was killed\n"
+	    "by a signal: stderr says how it ended), 1 an error, 2 a usage "
+	    "error.\n");
 }
 
 /* "4M", "256K", "65536": bytes.  Returns 0 or -1. */

@@ -298,6 +298,30 @@ target_index(const struct mt_cap *c, pid_t pid)
 	return -1;
 }
 
+/*
+ * Say how target @pid ended when it did not exit with status 0: the
+ * snapshot's reason is "exit" either way, and mt-capture's own status
+ * stays 0 (a snapshot was written).  A status of 0 also stands for
+ * "unknown" (a pidfd says only that a process ended).
+ */
+static void
+report_end(pid_t pid, int status)
+{
+	const char *abbrev;
+	int sig;
+
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		warnx("process %d exited with status %d", (int)pid,
+		    WEXITSTATUS(status));
+	else if (WIFSIGNALED(status)) {
+		sig = WTERMSIG(status);
+		abbrev = sigabbrev_np(sig);
+		warnx("process %d was killed by signal %d (SIG%s: %s)%s",
+		    (int)pid, sig, abbrev != NULL ? abbrev : "?",
+		    strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
+	}
+}
+
 int
 mt_cap_note_exit(struct mt_cap *c, pid_t pid, int status)
 {
@@ -310,6 +334,7 @@ mt_cap_note_exit(struct mt_cap *c, pid_t pid, int status)
 	if (i >= 0 && c->alive[i]) {
 		c->alive[i] = 0;
 		c->nalive--;
+		report_end(pid, status);
 	}
 	return c->nalive == 0;
 }

@@ -7,6 +7,7 @@
 	[[ "${lines[0]}" == "usage: mt-capture run "* ]]
 	[[ "$output" == *"--multi-snapshot"* ]]
 	[[ "$output" == *"--ready-fd"* ]]
+	[[ "$output" == *"Exit status: 0 a snapshot was written (also when the target failed or was killed"* ]]
 }
 
 @test "mt-capture attach: --help exits 0" {

@@ -192,3 +192,19 @@ switches() {
 	run ls -A "$T/adir"
 	[ -z "$output" ]
 }
+
+@test "mt-capture run: a program killed by a signal is reported with that signal, status 0" {
+	start_capture run -q -b emulate --start-at main -o "$T/sig.snap" -- "$T/loop"
+	for i in $(seq 300); do
+		[ -s "$T/cap.out" ] && break
+		sleep 0.1
+	done
+	TPID=$(head -1 "$T/cap.out")
+	[ -n "$TPID" ]
+	kill -TERM "$TPID"
+	wait_capture
+	[ "$CAP_STATUS" -eq 0 ]
+	grep -q "process $TPID was killed by signal 15 (SIGTERM: Terminated)" "$T/cap.err"
+	run mt-decode --info "$T/sig.snap"
+	[[ "$output" == *"meta: reason = exit"* ]]
+}
