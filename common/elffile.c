@@ -440,6 +440,23 @@ mt_elf_open_mem(struct mt_elf **ep, const void *p, size_t len)
 	return open_common(ep, e);
 }
 
+int
+mt_elf_open_ref(struct mt_elf **ep, const void *p, size_t len)
+{
+	struct mt_elf *e;
+
+	*ep = NULL;
+	elf_version(EV_CURRENT);
+	e = new_elf();
+	if (e == NULL) {
+		set_err(open_errmsg, "%s", mt_strerror(-MT_E_NOMEM));
+		return -MT_E_NOMEM;
+	}
+	/* libelf reads a native-order image in place and writes nothing. */
+	e->elf = elf_memory((char *)(uintptr_t)p, len);
+	return open_common(ep, e);
+}
+
 void
 mt_elf_free(struct mt_elf *e)
 {

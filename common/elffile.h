@@ -84,6 +84,12 @@ int mt_elf_open(struct mt_elf **ep, const char *path);
 /* As mt_elf_open() over the @len bytes at @p, which are copied. */
 int mt_elf_open_mem(struct mt_elf **ep, const void *p, size_t len);
 
+/*
+ * As mt_elf_open_mem() without the copy: the @len bytes at @p are read in
+ * place and must stay valid and unchanged until mt_elf_free().
+ */
+int mt_elf_open_ref(struct mt_elf **ep, const void *p, size_t len);
+
 /* Frees @e and everything it handed out.  @e may be NULL. */
 void mt_elf_free(struct mt_elf *e);
 

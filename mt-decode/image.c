@@ -489,7 +489,8 @@ image_find(struct image_set *is, const uint8_t *bid, size_t bidlen,
 			if (f->build_id_len != bidlen ||
 			    memcmp(f->build_id, bid, bidlen) != 0)
 				continue;
-			rc = mt_elf_open_mem(&e, f->data, f->len);
+			/* The snapshot outlives the set: no copy. */
+			rc = mt_elf_open_ref(&e, f->data, f->len);
 			if (rc < 0)
 				break;
 			*base = is->elf_off[i];

@@ -135,6 +135,41 @@ libc_mem_matches_file(void)
 }
 
 static void
+libc_ref_matches_mem_and_copies_nothing(void)
+{
+	struct mt_elf *a, *b;
+	const struct mt_elf_sym *sa, *sb;
+	size_t na, nb, len = 0;
+	void *p = slurp(LIBC, &len), *q;
+
+	CHECK(p != NULL);
+	if (p == NULL)
+		return;
+	q = malloc(len);
+	CHECK(q != NULL);
+	if (q == NULL) {
+		free(p);
+		return;
+	}
+	memcpy(q, p, len);
+	CHECK(mt_elf_open_mem(&a, p, len) == 0);
+	CHECK(mt_elf_open_ref(&b, q, len) == 0);
+	if (a != NULL && b != NULL) {
+		CHECK(mt_elf_syms(a, &sa, &na) == 0);
+		CHECK(mt_elf_syms(b, &sb, &nb) == 0);
+		CHECK(na > 1000 && na == nb);
+		CHECK(na == nb && sa[na / 3].start == sb[na / 3].start &&
+		    strcmp(sa[na / 3].name, sb[na / 3].name) == 0);
+	}
+	mt_elf_free(a);
+	mt_elf_free(b);
+	CHECK(memcmp(p, q, len) == 0);	/* read in place, nothing written */
+	CHECK(mt_elf_open_ref(&b, "junk", 4) == -MT_E_MAGIC);
+	free(p);
+	free(q);
+}
+
+static void
 libc_syms_sorted_and_found(void)
 {
 	struct mt_elf *e;
@@ -261,6 +296,7 @@ main(void)
 	TEST(open_mem_garbage_is_magic_error);
 	TEST(libc_headers_and_build_id);
 	TEST(libc_mem_matches_file);
+	TEST(libc_ref_matches_mem_and_copies_nothing);
 	TEST(libc_syms_sorted_and_found);
 	TEST(libm_has_plt_stubs);
 	TEST(self_function_addresses);
