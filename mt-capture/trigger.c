@@ -17,6 +17,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <libiberty/demangle.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 
@@ -98,17 +99,125 @@ ifunc_target(const char *path, const char *name)
 	return va;
 }
 
-/* Find function @name (version suffix ignored) in .symtab or .dynsym. */
+/*
+ * @dm, a demangled C++ name, without its return type, parameters and
+ * clone suffix: "int ns::f<int>(int) const [clone .constprop.0]" gives
+ * "ns::f<int>".  Into @out.
+ */
+static void
+demangled_base(const char *dm, char *out, size_t outsz)
+{
+	const char *p, *start = dm;
+	int depth = 0;
+
+	for (p = dm; *p != '\0'; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth > 0)
+			depth--;
+		else if (*p == '(' && depth == 0 && p != dm)
+			break;
+		else if (*p == ' ' && depth == 0)
+			start = p + 1;
+	}
+	snprintf(out, outsz, "%.*s", (int)(p - start), start);
+}
+
+/* Is @base "@name<...>", an instance of template @name? */
 static int
-find_func(const char *path, const char *name, uint64_t *va, int *ifunc,
-    uint64_t *size)
+template_of(const char *base, const char *name)
+{
+	size_t n = strlen(name), k = strlen(base);
+
+	return k > n + 2 && strncmp(base, name, n) == 0 && base[n] == '<' &&
+	    base[k - 1] == '>';
+}
+
+/* What find_func found. */
+struct func_found {
+	uint64_t va, size;	/* file vaddr and size of the symbol */
+	int ifunc;		/* STT_GNU_IFUNC */
+	int exact;		/* the symbol, or its whole demangled name */
+	int nbase;		/* base-name matches at other addresses:
+				 * 0, 1, or 2 for more */
+	char first[256];	/* the demangled names of two of them */
+	char other[256];
+};
+
+/*
+ * Does symbol @sn (at @sym) match @name?  Its own name (version suffix
+ * ignored) or its whole demangled name (with or without a clone suffix)
+ * is an exact match; the demangled name without return type and
+ * parameters (demangled_base), or a template's name without its
+ * arguments, a base match, which counts only when it names one
+ * function.
+ */
+static void
+func_match(const char *sn, const char *name, const GElf_Sym *sym,
+    struct func_found *f)
+{
+	size_t nlen = strlen(name);
+	char base[1024], whole[1024], *dm = NULL, *clone;
+	int exact;
+
+	if (strncmp(sn, name, nlen) == 0 && (sn[nlen] == '\0' ||
+	    sn[nlen] == '@'))
+		exact = 1;
+	else if (sn[0] != '_' || sn[1] != 'Z' ||
+	    (dm = cplus_demangle(sn, DMGL_PARAMS | DMGL_ANSI)) == NULL)
+		return;
+	else {
+		/* Split-off parts are not where the function starts: only
+		 * their whole name, clone suffix and all, names them. */
+		exact = strcmp(dm, name) == 0;
+		if (!exact && (strstr(dm, "[clone .cold") != NULL ||
+		    strstr(dm, "[clone .part") != NULL))
+			goto out;
+		/* "f(int) [clone .constprop.0]" is f(int) too. */
+		snprintf(whole, sizeof(whole), "%s", dm);
+		if ((clone = strstr(whole, " [clone ")) != NULL)
+			*clone = '\0';
+		exact |= strcmp(whole, name) == 0;
+		demangled_base(whole, base, sizeof(base));
+		if (!exact && strcmp(base, name) != 0 &&
+		    !template_of(base, name))
+			goto out;
+	}
+	if (!exact && f->nbase > 0) {
+		if (f->va != sym->st_value && f->nbase == 1) {
+			f->nbase = 2;
+			snprintf(f->other, sizeof(f->other), "%s", dm);
+		}
+		goto out;
+	}
+	f->va = sym->st_value;
+	f->size = sym->st_size;
+	f->ifunc = GELF_ST_TYPE(sym->st_info) == STT_GNU_IFUNC;
+	f->exact = exact;
+	if (!exact) {
+		f->nbase = 1;
+		snprintf(f->first, sizeof(f->first), "%s", dm);
+	}
+out:
+	free(dm);
+}
+
+/*
+ * Find function @name in .symtab or .dynsym: by its symbol (version
+ * suffix ignored) or its demangled C++ name, whole ("ns::f(int)", as
+ * mt-symbolize shows it) or without return type and parameters
+ * ("ns::f") when that names one function.  Returns 0, -MT_E_NOTFOUND,
+ * or -MT_E_LIMIT when a base name names several (f->first, f->other).
+ */
+static int
+find_func(const char *path, const char *name, struct func_found *f)
 {
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	size_t nlen = strlen(name);
-	int fd, found = 0;
+	int fd;
 
+	memset(f, 0, sizeof(*f));
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -118,7 +227,7 @@ find_func(const char *path, const char *name, uint64_t *va, int *ifunc,
 		close(fd);
 		return -MT_E_ELF;
 	}
-	while (!found && (scn = elf_nextscn(elf, scn)) != NULL) {
+	while (!f->exact && (scn = elf_nextscn(elf, scn)) != NULL) {
 		Elf_Data *d;
 		size_t i, n;
 
@@ -127,7 +236,7 @@ find_func(const char *path, const char *name, uint64_t *va, int *ifunc,
 		    sh.sh_entsize == 0 || (d = elf_getdata(scn, NULL)) == NULL)
 			continue;
 		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n && !found; i++) {
+		for (i = 0; i < n && !f->exact; i++) {
 			GElf_Sym sym;
 			const char *sn;
 			int t;
@@ -139,18 +248,15 @@ find_func(const char *path, const char *name, uint64_t *va, int *ifunc,
 			if (t != STT_FUNC && t != STT_GNU_IFUNC)
 				continue;
 			sn = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (sn == NULL || strncmp(sn, name, nlen) != 0 ||
-			    (sn[nlen] != '\0' && sn[nlen] != '@'))
-				continue;
-			*va = sym.st_value;
-			*size = sym.st_size;
-			*ifunc = t == STT_GNU_IFUNC;
-			found = 1;
+			if (sn != NULL)
+				func_match(sn, name, &sym, f);
 		}
 	}
 	elf_end(elf);
 	close(fd);
-	return found ? 0 : -MT_E_NOTFOUND;
+	if (f->exact || f->nbase == 1)
+		return 0;
+	return f->nbase == 2 ? -MT_E_LIMIT : -MT_E_NOTFOUND;
 }
 
 /* Look @name up among @path's function symbols. */
@@ -158,9 +264,10 @@ static int
 sym_in(const char *path, const char *name, struct mt_trig_site *site,
     char *msg, size_t msgsz)
 {
+	struct func_found f;
 	struct mt_elf *e;
-	uint64_t va = 0, size = 0;
-	int ifunc = 0, rc;
+	uint64_t va, size;
+	int ifunc, rc;
 	char what[300];
 
 	if (mt_elf_open(&e, path) < 0) {
@@ -168,7 +275,17 @@ sym_in(const char *path, const char *name, struct mt_trig_site *site,
 		    mt_elf_errmsg(NULL));
 		return -MT_E_ELF;
 	}
-	rc = find_func(path, name, &va, &ifunc, &size);
+	rc = find_func(path, name, &f);
+	va = f.va;
+	size = f.size;
+	ifunc = f.ifunc;
+	if (rc == -MT_E_LIMIT) {
+		snprintf(msg, msgsz, "'%s' names more than one function in "
+		    "'%s' ('%s', '%s'): give the whole name, as the trace "
+		    "shows it", name, path, f.first, f.other);
+		mt_elf_free(e);
+		return -MT_E_NOTFOUND;
+	}
 	if (rc < 0) {
 		snprintf(msg, msgsz, "no function '%s' in '%s'%s", name, path,
 		    mt_elf_has_symtab(e) ? "" :

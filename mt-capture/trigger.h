@@ -13,6 +13,11 @@
  *                    directories), so a library the target dlopens later
  *                    can be named: libm.so.6:cos.  C++ names may hold
  *                    "::"; a prefix is a DSO only if it holds '/' or ".so".
+ *                    A C++ function: its mangled symbol, its demangled
+ *                    name ("int ns::f<int>(int)", a GCC clone suffix
+ *                    optional), or that without return type and
+ *                    parameters ("ns::f<int>", "ns::f") when it names
+ *                    one function.
  *   addr:0xADDR      attach: a run-time address in a file mapping of the
  *                    first target; run: a file address (as nm prints it)
  *                    in the executable, since run-time addresses of a PIE

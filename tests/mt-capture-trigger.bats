@@ -97,6 +97,40 @@ info() {
 	[[ "$output" != *" snapshot 0"* ]]
 }
 
+# site TRIGGER: where mt-capture resolves TRIGGER in demo/cxxdemo (the
+# "is ... in FILE+0xOFF" line), into $site
+site() {
+	run mt-capture run -b emulate --start-at main -t "$1" \
+	    -o "$T/cxx.snap" -- "$MT_ROOT/demo/cxxdemo"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ trigger\ .*\ in\ ([^ ]*cxxdemo\+0x[0-9a-f]+) ]]
+	site=${BASH_REMATCH[1]}
+	run mt-decode --info "$T/cxx.snap"
+	[[ "$output" == *"meta: reason = trigger"* ]]
+}
+
+@test "mt-capture: a C++ trigger by its demangled name, whole or without types" {
+	site _Z11sum_squaresIiET_RKSt6vectorIS0_SaIS0_EE
+	mangled=$site
+	# the symbol's address as nm prints it (its file offset here)
+	a=$(nm "$MT_ROOT/demo/cxxdemo" | awk '$3 == "_Z11sum_squaresIiET_RKSt6vectorIS0_SaIS0_EE" {print $1}')
+	[ "$mangled" = "$MT_ROOT/demo/cxxdemo+0x$(printf %x $((16#$a)))" ]
+	site 'int sum_squares<int>(std::vector<int, std::allocator<int> > const&)'
+	[ "$site" = "$mangled" ]
+	site 'sum_squares<int>'
+	[ "$site" = "$mangled" ]
+	# a clone (GCC's .constprop) by the name the trace shows, or without it
+	site 'level2(int)'
+	l2=$site
+	site level2
+	[ "$site" = "$l2" ]
+	# a name that fits two instances is refused, naming both
+	run mt-capture run -b emulate -t sum_squares -o "$T/cxx2.snap" \
+	    -- "$MT_ROOT/demo/cxxdemo"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'sum_squares' names more than one function"*"sum_squares<double>"*"sum_squares<int>"* ]]
+}
+
 @test "mt-capture: an unknown trigger symbol or library is an error before the target runs" {
 	run mt-capture run -b emulate --trigger no_such_function \
 	    -o "$T/x.snap" -- touch "$T/ran"
