@@ -8,6 +8,7 @@ load helpers/mt-capture-targets
 
 setup_file() {
 	build_targets
+	cc -O1 -g -o "$T/fork" "$MT_ROOT/tests/data/capture/fork.c"
 }
 
 teardown() {
@@ -207,4 +208,18 @@ switches() {
 	grep -q "process $TPID was killed by signal 15 (SIGTERM: Terminated)" "$T/cap.err"
 	run mt-decode --info "$T/sig.snap"
 	[[ "$output" == *"meta: reason = exit"* ]]
+}
+
+@test "mt-capture run -a: the emulate backend leaves a child process untraced, as documented" {
+	run mt-capture run -q -a -b emulate --start-at main -o "$T/fork.snap" \
+	    -- "$T/fork" "$T/child.pid"
+	[ "$status" -eq 0 ]
+	read -r parent child <<< "${lines[0]}"
+	# the child ran to its end
+	[ "$(cat "$T/child.pid")" = "$child" ]
+	run mt-decode --info "$T/fork.snap"
+	[[ "$output" == *"pt buffer 0: thread $parent,"* ]]
+	[[ "$output" != *"thread $child,"* ]]
+	run mt-capture run --help
+	[[ "$output" == *"child processes (fork): live PT only, emulate leaves them"* ]]
 }
