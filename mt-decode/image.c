@@ -86,6 +86,7 @@ image_warn(struct image_set *is, const char *fmt, ...)
 {
 	va_list ap;
 	char *m, **w;
+	size_t i;
 
 	if (is->nwarn >= 1000)
 		return 0;
@@ -95,6 +96,13 @@ image_warn(struct image_set *is, const char *fmt, ...)
 	va_end(ap);
 	if (m == NULL)
 		return -MT_E_NOMEM;
+	/* A file mapped twice (a MMAP chunk and a sideband MMAP2 record,
+	 * or two segments) is one warning. */
+	for (i = 0; i < is->nwarn; i++)
+		if (strcmp(is->warn[i], m) == 0) {
+			free(m);
+			return 0;
+		}
 	w = grow(is->warn, is->nwarn, sizeof(*w));
 	if (w == NULL) {
 		free(m);

@@ -170,6 +170,11 @@ switches() {
 @test "mt-capture attach: an unknown --start-at symbol is an error before the target is traced" {
 	"$T/loop" > /dev/null &
 	TPID=$!
+	# attached before its exec, it would still be the shell
+	for i in $(seq 100); do
+		[ "$(readlink "/proc/$TPID/exe")" = "$T/loop" ] && break
+		sleep 0.1
+	done
 	run mt-capture attach -b emulate --start-at nosuch --ready-fd 3 \
 	    -o "$T/sa2.snap" -p "$TPID" 3> "$T/sa2.ready"
 	[ "$status" -eq 1 ]
@@ -222,4 +227,19 @@ switches() {
 	[[ "$output" != *"thread $child,"* ]]
 	run mt-capture run --help
 	[[ "$output" == *"child processes (fork): live PT only, emulate leaves them"* ]]
+}
+
+@test "mt-decode: a file missing at decode time is warned about once" {
+	mkdir -p "$T/gone"
+	cp "$T/worker" "$T/gone/worker"
+	run mt-capture run -q -b emulate --start-at main --no-bundle \
+	    -o "$T/gone.snap" -- "$T/gone/worker"
+	[ "$status" -eq 0 ]
+	rm "$T/gone/worker"
+	# the snapshot names it twice: its MMAP chunk and the exec's MMAP2
+	run mt-decode --stats -o "$T/gone.ev" "$T/gone.snap"
+	[ "$status" -eq 0 ]
+	n=$(grep -c "warning: no file for '$T/gone/worker'" <<< "$output")
+	[ "$n" -eq 1 ]
+	[[ "$output" == *"missing-images: 1"* ]]
 }
