@@ -289,6 +289,19 @@ mt_snap_add_text(struct mt_snap *s, const struct mt_snap_text *t)
 	return 0;
 }
 
+uint64_t
+mt_snap_tsc_to_ns(const struct mt_snap_timeconv *tc, uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (tc->time_shift >= 64)
+		return tc->time_zero;
+	quot = tsc >> tc->time_shift;
+	rem = tsc & ((1ull << tc->time_shift) - 1);
+	return tc->time_zero + quot * tc->time_mult +
+	    ((rem * tc->time_mult) >> tc->time_shift);
+}
+
 const char *
 mt_snap_meta_get(const struct mt_snap *s, const char *key)
 {

@@ -287,4 +287,7 @@ uint64_t mt_snap_tsc_to_perf(const struct mt_snap_timeconv *tc,
 /* Value of META key @key, or NULL. */
 const char *mt_snap_meta_get(const struct mt_snap *s, const char *key);
 
+/* TSC @tsc in perf time (ns) with TIMECONV @tc (snapshot.md). */
+uint64_t mt_snap_tsc_to_ns(const struct mt_snap_timeconv *tc, uint64_t tsc);
+
 #endif /* MT_SNAP_H */

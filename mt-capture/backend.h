@@ -119,6 +119,8 @@ struct mt_cap_opts {
 	/* Options only the emulate backend reads (issue 7). */
 	const char *start_at;	/* --start-at SYMBOL, or NULL */
 	const char *ground_truth;	/* --ground-truth FILE, or NULL */
+	int host_clock;		/* --clock host (qemu): the host's TSC
+				 * instead of the instruction count */
 };
 
 /* What stopped recording: returned by ops->run and mt_cap_poll. */

@@ -25,12 +25,14 @@
 enum {
 	OPT_MAX_SNAPSHOTS = 256, OPT_TIMING, OPT_FILTER, OPT_BUNDLE,
 	OPT_NO_BUNDLE, OPT_READY_FD, OPT_START_AT, OPT_GROUND_TRUTH,
+	OPT_CLOCK,
 };
 
 static const struct option longopts[] = {
 	{ "all-threads", no_argument, NULL, 'a' },
 	{ "backend", required_argument, NULL, 'b' },
 	{ "bundle", no_argument, NULL, OPT_BUNDLE },
+	{ "clock", required_argument, NULL, OPT_CLOCK },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "ground-truth", required_argument, NULL, OPT_GROUND_TRUTH },
@@ -103,6 +105,8 @@ usage(FILE *fp, int attach, int full)
 	    "      --start-at SYMBOL    emulate: run natively until SYMBOL\n"
 	    "      --ground-truth FILE  emulate, qemu: write every executed "
 	    "branch to FILE\n"
+	    "      --clock virtual|host qemu: one tick per instruction "
+	    "(default), or host time\n"
 	    "  -q, --quiet              no progress messages\n"
 	    "  -p, --pid PID[,PID...]   attach: the processes to record\n"
 	    "Environment: MT_SYSFS_ROOT replaces / in front of "
@@ -277,6 +281,17 @@ parse(struct mt_cap_opts *o, int attach, int argc, char **argv)
 			break;
 		case OPT_GROUND_TRUTH:
 			o->ground_truth = optarg;
+			break;
+		case OPT_CLOCK:
+			if (strcmp(optarg, "virtual") == 0)
+				o->host_clock = 0;
+			else if (strcmp(optarg, "host") == 0)
+				o->host_clock = 1;
+			else {
+				warnx("unknown --clock '%s' (virtual, host)",
+				    optarg);
+				return -1;
+			}
 			break;
 		case OPT_MAX_SNAPSHOTS:
 			if (parse_uint(optarg, 1000000, &u) < 0 || u == 0) {

@@ -446,6 +446,11 @@ mt_emu_pt_tick(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	if (!pt->enabled)
 		return 0;
 	clock_to(pt, tsc);
+	/* A clock that jumped (host time) past what MTC's 8 bits can say:
+	 * a PSB+ carries the full TSC. */
+	if (pt->mtc_on && (ctc_of(pt->tsc_last) >> pt->mtc_freq) -
+	    pt->mtc_last >= 128)
+		return put_psb(pt, ip, pt->tsc_last);
 	if ((rc = put_mtc(pt, pt->tsc_last)) < 0)
 		return rc;
 	if (pt->bytes + pt->nscratch - pt->psb_bytes >= pt->psb_period)

@@ -293,17 +293,6 @@ meta_u64(struct mt_snap *s, const char *key, uint64_t v)
 	return mt_snap_add_meta(s, key, buf);
 }
 
-/* TSC to perf ns with @tc (snapshot.md, TIMECONV). */
-static uint64_t
-tsc_to_ns(const struct mt_snap_timeconv *tc, uint64_t tsc)
-{
-	uint64_t quot = tsc >> tc->time_shift;
-	uint64_t rem = tsc & ((1ull << tc->time_shift) - 1);
-
-	return tc->time_zero + quot * tc->time_mult +
-	    ((rem * tc->time_mult) >> tc->time_shift);
-}
-
 static int
 emu_annotate(struct mt_cap *c, struct mt_snap *s)
 {
@@ -324,7 +313,7 @@ emu_annotate(struct mt_cap *c, struct mt_snap *s)
 		memset(&s->timeconv, 0, sizeof(s->timeconv));
 		s->timeconv.time_shift = 20;
 		s->timeconv.time_mult = 419430;	/* 0.4 * 2^20 */
-		s->timeconv.time_zero = e->mono0 - tsc_to_ns(&s->timeconv,
+		s->timeconv.time_zero = e->mono0 - mt_snap_tsc_to_ns(&s->timeconv,
 		    SYNTH_TSC0);
 		s->timeconv.cap_user_time_zero = 1;
 	}
@@ -335,7 +324,7 @@ emu_annotate(struct mt_cap *c, struct mt_snap *s)
 	 */
 	for (i = 0; i < s->ntriggers; i++)
 		if (s->triggers[i].index < e->nsnap)
-			s->triggers[i].time = tsc_to_ns(&s->timeconv,
+			s->triggers[i].time = mt_snap_tsc_to_ns(&s->timeconv,
 			    e->stop_tsc[s->triggers[i].index]);
 	snprintf(buf, sizeof(buf), "%.0f", st->seconds > 0 ?
 	    (double)st->steps / st->seconds : 0.0);

@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <x86intrin.h>
 
 #include "backend.h"
 #include "emu-pt.h"
@@ -60,7 +61,9 @@ struct qemu {
 					 * hits */
 	uint32_t stop_req;		/* request of the current stop */
 	uint64_t config;		/* PT config bits */
-	uint64_t time_zero;		/* perf ns of tick 0 */
+	uint64_t time_zero;		/* perf ns of tick 0 (virtual clock) */
+	uint64_t tsc0, mono0;		/* host TSC and CLOCK_MONOTONIC ns at
+					 * the start (--clock host) */
 	unsigned stops_timed_out;	/* threads that did not stop in time */
 };
 
@@ -266,6 +269,8 @@ qemu_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
 	ptcfg->per_cpu = 0;
 	q->config = ptcfg->config;
 	q->time_zero = mono_ns() - TSC0;
+	q->tsc0 = __rdtsc();
+	q->mono0 = mono_ns();
 	return 0;
 }
 
@@ -326,10 +331,10 @@ write_config(struct mt_cap *c, struct qemu *q, char *msg, size_t msgsz)
 		return -MT_E_IO;
 	}
 	fprintf(f, "snapshot-size %llu\nconfig %llx\ntsc0 %llu\n"
-	    "all-threads %d\nground-truth %d\n",
+	    "all-threads %d\nground-truth %d\nhost-clock %d\n",
 	    (unsigned long long)o->snapshot_size,
 	    (unsigned long long)q->config, (unsigned long long)TSC0,
-	    o->all_threads, o->ground_truth != NULL);
+	    o->all_threads, o->ground_truth != NULL, o->host_clock);
 	for (i = 0; mt_cap_trigger_site(c, i, &site, &off, &hw) == 0; i++) {
 		if (hw) {
 			fclose(f);
@@ -469,8 +474,9 @@ take_hits(struct mt_cap *c, struct qemu *q)
 
 		if (atomic_load(&q->ctl->hit_ready[slot]) != q->hits_seen + 1)
 			break;	/* being written: next time */
+		/* The tick count: annotate turns it into perf time. */
 		rc = mt_cap_add_hit(c, mt_cap_target(c, 0), (pid_t)h->tid,
-		    h->ip, h->trigger, q->time_zero + h->tsc);
+		    h->ip, h->trigger, h->tsc);
 		if (rc < 0)
 			return rc;
 		q->hits_seen++;
@@ -781,15 +787,32 @@ qemu_annotate(struct mt_cap *c, struct mt_snap *s)
 	s->host.cpuid_15[1] = MT_EMU_CPUID15_EBX;
 	s->host.cpuid_15[2] = MT_EMU_CRYSTAL_HZ;
 	s->host.max_nonturbo_ratio = MT_EMU_NOM_FREQ;
-	/* One tick, one guest instruction, one nanosecond. */
 	s->has_timeconv = 1;
 	memset(&s->timeconv, 0, sizeof(s->timeconv));
-	s->timeconv.time_shift = 0;
-	s->timeconv.time_mult = 1;
-	s->timeconv.time_zero = q->time_zero;
 	s->timeconv.cap_user_time_zero = 1;
-	if ((rc = mt_snap_add_meta(s, "qemu-clock", "virtual: 1 tick = 1 "
-	    "guest instruction = 1 ns, per thread")) < 0 ||
+	if (mt_cap_opts(c)->host_clock) {
+		/* The host's TSC, its rate measured since the start. */
+		uint64_t t1 = __rdtsc(), m1 = mono_ns();
+		double ns_per_tick = t1 > q->tsc0 ? (double)(m1 - q->mono0) /
+		    (double)(t1 - q->tsc0) : 1.0;
+
+		s->timeconv.time_shift = 24;
+		s->timeconv.time_mult = (uint32_t)(ns_per_tick * (1 << 24) +
+		    0.5);
+		s->timeconv.time_zero = q->mono0 -
+		    mt_snap_tsc_to_ns(&s->timeconv, q->tsc0);
+	} else {
+		/* One tick, one guest instruction, one nanosecond. */
+		s->timeconv.time_shift = 0;
+		s->timeconv.time_mult = 1;
+		s->timeconv.time_zero = q->time_zero;
+	}
+	for (i = 0; i < s->ntriggers; i++)
+		s->triggers[i].time = mt_snap_tsc_to_ns(&s->timeconv,
+		    s->triggers[i].time);
+	if ((rc = mt_snap_add_meta(s, "qemu-clock", mt_cap_opts(c)->host_clock ?
+	    "host: the host's TSC when each block ran" : "virtual: 1 tick = "
+	    "1 guest instruction = 1 ns, per thread")) < 0 ||
 	    (rc = meta_u64(s, "qemu-instructions", insns)) < 0 ||
 	    (rc = meta_u64(s, "qemu-translated-blocks",
 	    atomic_load(&q->ctl->translated))) < 0 ||

@@ -160,14 +160,7 @@ dec_sig_equal(const struct dec_sig *a, const struct dec_sig *b)
 static uint64_t
 dec_tsc_ns(const struct mt_snap_timeconv *tc, uint64_t tsc)
 {
-	uint64_t quot, rem;
-
-	if (tc->time_shift >= 64)
-		return tc->time_zero;
-	quot = tsc >> tc->time_shift;
-	rem = tsc & ((1ull << tc->time_shift) - 1);
-	return tc->time_zero + quot * tc->time_mult +
-	    ((rem * tc->time_mult) >> tc->time_shift);
+	return mt_snap_tsc_to_ns(tc, tsc);
 }
 
 static void

@@ -22,6 +22,7 @@ setup_file() {
 	# into the guest's copy of cos
 	cc -O1 -g -o "$E/loop" "$MT_ROOT/tests/data/capture/loop.c"
 	cc -O2 -g -o "$E/dlsin" "$MT_ROOT/tests/data/qemu/dlsin.c" -ldl
+	cc -O2 -g -o "$E/fork" "$MT_ROOT/tests/data/qemu/fork.c"
 }
 
 setup() {
@@ -285,4 +286,43 @@ same_as_emulate() {
 	[[ "$output" == *"using the qemu backend"* ]]
 	run mt-decode --info "$E/auto.snap"
 	[[ "$output" == *"meta: backend-name = qemu"* ]]
+}
+
+@test "qemu: fork: the parent's trace, untouched by the child's copy of the plugin" {
+	capture fork -- "$E/fork"
+	mt-symbolize < "$E/fork.ev" > "$E/fork.sym"
+	run grep -c '^call .* @' "$E/fork.sym"
+	grep -q ' parent_work$' "$E/fork.sym"
+	! grep -q ' child_work$' "$E/fork.sym"
+}
+
+@test "qemu: the virtual clock: two captures of the same program give the same calls at the same times" {
+	local i
+	for i in 1 2; do
+		run mt-capture run -q -b qemu -o "$E/det$i.snap" -- "$E/recurse"
+		[ "$status" -eq 0 ]
+		mt-decode "$E/det$i.snap" | awk '$1 == "enable" && !b { b = $2 }
+		    $1 == "call" || $1 == "ret" { print $1, $2 - b, $4, $5 }' \
+		    > "$E/det$i.t"
+	done
+	[ "$(wc -l < "$E/det1.t")" -ge 200 ]
+	diff -u "$E/det1.t" "$E/det2.t"
+	run mt-decode --info "$E/det1.snap"
+	[[ "$output" == *"qemu-clock = virtual"* ]]
+}
+
+@test "qemu: --clock host: the host's time, still decodes, stops at a trigger" {
+	run mt-capture run -q -b qemu --clock host --all-threads --trigger leaf \
+	    -o "$E/host.snap" -- "$MT_ROOT/demo/threads" 4
+	[ "$status" -eq 0 ]
+	run mt-decode --stats -o "$E/host.ev" "$E/host.snap"
+	[[ "$output" == *"errors: 0"* ]]
+	run mt-decode --info "$E/host.snap"
+	[[ "$output" == *"qemu-clock = host"* ]]
+	mt-symbolize < "$E/host.ev" | mt-fxt --format summary > "$E/host.txt"
+	run awk '/^trigger 1 /{on=1; next} on && /^  /{print $1; next} on{exit}' \
+	    "$E/host.txt"
+	[[ "${lines[*]}" == "__clone start_thread worker work leaf"* ]]
+	run mt-capture run -b qemu --clock sundial -o "$E/x.snap" -- "$E/fnptr"
+	[ "$status" -eq 2 ]
 }

@@ -2,7 +2,8 @@
 # The whole pipeline against programs that count themselves: the small
 # programs of tests/data/groundtruth/ count the calls of their functions
 # and the deepest nesting of them (gt.h) and print the counts.  Each runs
-# under the software PT backend from main with a ring that holds the
+# under a software PT backend (qemu when installed, from the first
+# instruction; else the ptrace one from main) with a ring that holds the
 # whole run; then
 #   - mt-decode's call records into each counted function (mt-symbolize
 #     names the targets) must number what the program counted, and
@@ -37,7 +38,11 @@ capture() {
 	shift
 	[ -s "$G/$p.json" ] && return 0
 	[ "$p" = goroutines ] && start=main.main
-	run mt-capture run -q -b emulate --start-at "$start" -s 64M \
+	# the qemu backend records the whole run fast; the ptrace backend
+	# where QEMU is not installed, from main
+	local bk=(-b emulate --start-at "$start")
+	command -v qemu-x86_64 > /dev/null && bk=(-b qemu)
+	run mt-capture run -q "${bk[@]}" -s 64M \
 	    -o "$G/$p.snap" "$@" -- "$G/$p"
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" > "$G/$p.truth"

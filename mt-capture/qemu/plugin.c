@@ -31,6 +31,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <stdio_ext.h>
+#include <x86intrin.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -91,6 +93,7 @@ struct opts {
 	uint64_t tsc0;		/* clock of the first thread */
 	int all_threads;	/* trace every thread, not the first only */
 	int ground_truth;	/* write gt.N */
+	int host_clock;		/* the host's TSC, not the instruction count */
 };
 
 static struct opts g_o;
@@ -153,6 +156,8 @@ read_config(const char *dir)
 			g_o.all_threads = a != 0;
 		else if (sscanf(line, "ground-truth %llu", &a) == 1)
 			g_o.ground_truth = a != 0;
+		else if (sscanf(line, "host-clock %llu", &a) == 1)
+			g_o.host_clock = a != 0;
 		else if (sscanf(line, "trigger %llu %llx %4095[^\n]", &a, &b,
 		    file) == 3 && a == g_ntrig && g_ntrig < QM_MAX_TRIGGERS) {
 			g_trig[g_ntrig].offset = b;
@@ -265,7 +270,7 @@ vcpu_init(qp_id_t id, unsigned int vcpu)
 	/* QEMU reuses the index of a thread that ended. */
 	if (g_v[vcpu] != NULL && !g_v[vcpu]->off)
 		thread_end(g_v[vcpu]);
-	v->tsc = g_nthreads == 0 ? g_o.tsc0 :
+	v->tsc = g_o.host_clock ? __rdtsc() : g_nthreads == 0 ? g_o.tsc0 :
 	    __atomic_load_n(&g_clone_tsc, __ATOMIC_RELAXED);
 	v->off = g_nthreads > 0 && !g_o.all_threads;
 	v->seen = atomic_load(&g_ctl->release);
@@ -336,7 +341,8 @@ follow(struct vst *v, const struct blk *p, uint64_t next)
 	 * a page, or it is a rep string instruction going round): it did
 	 * not run here. */
 	if (next == p->last && next != p->target && p->ninsns > 1) {
-		v->tsc--;
+		if (!g_o.host_clock)
+			v->tsc--;
 		return;
 	}
 	switch (p->cls) {
@@ -389,15 +395,36 @@ follow(struct vst *v, const struct blk *p, uint64_t next)
 	default:
 		break;
 	}
-	/* Not what the last instruction does: the kernel's doing (a signal
-	 * handler entered, a fault, int3).  Asynchronous, as hardware shows
-	 * it: the last instruction did not complete. */
+	/*
+	 * Not what the last instruction does: a signal handler entered, a
+	 * fault, int3.  Asynchronous, as hardware shows it: FUP where the
+	 * thread was interrupted.  QEMU delivers signals between blocks, so
+	 * a block that ends in a direct call or jump, or falls through, ran
+	 * whole: it was interrupted at the target (the call pushed its
+	 * return address).  After a conditional or indirect branch, or a
+	 * fault inside the block, where it went is unknown: FUP at the last
+	 * instruction, as if it had not run.
+	 */
 	atomic_fetch_add_explicit(&g_ctl->odd, 1, memory_order_relaxed);
-	gt(v, "async", p->last, next);
 	if (v->insys) {
 		v->insys = 0;	/* a signal interrupted the system call */
+		gt(v, "async", p->last, next);
 	} else {
-		mt_emu_pt_async_disable(pt, p->last, v->tsc);
+		uint64_t at = p->last;
+
+		if (p->cls == MT_EMU_I_CALL) {
+			gt(v, "call", p->last, p->target);
+			mt_emu_pt_branch(pt, MT_EMU_PT_CALL, p->last, p->len,
+			    p->target, !p->disp0, v->tsc);
+			at = p->target;
+		} else if (p->cls == MT_EMU_I_JMP) {
+			gt(v, "jmp", p->last, p->target);
+			at = p->target;
+		} else if (p->cls == MT_EMU_I_OTHER) {
+			at = p->fall;
+		}
+		gt(v, "async", at, next);
+		mt_emu_pt_async_disable(pt, at, v->tsc);
 	}
 	mt_emu_pt_enable(pt, next, v->tsc);
 }
@@ -410,6 +437,8 @@ tb_exec(unsigned int vcpu, void *udata)
 
 	if (v == NULL || v->off)
 		return;
+	if (g_o.host_clock)
+		v->tsc = __rdtsc();
 	if (!v->started) {
 		thread_start(v);
 		if (v->off)
@@ -435,7 +464,8 @@ tb_exec(unsigned int vcpu, void *udata)
 			return;
 	}
 	v->prev = b;
-	v->tsc += b->ninsns;
+	if (!g_o.host_clock)
+		v->tsc += b->ninsns;
 	v->insns += b->ninsns;
 	v->blocks++;
 }
@@ -456,8 +486,8 @@ trigger_exec(unsigned int vcpu, void *udata)
 
 	if (v == NULL || v->off || v->hdr == NULL || v->prev == NULL)
 		return;
-	/* The clock moved past the block when it began. */
-	tsc = v->tsc - v->prev->ninsns + k;
+	/* The virtual clock moved past the block when it began. */
+	tsc = g_o.host_clock ? __rdtsc() : v->tsc - v->prev->ninsns + k;
 	n = atomic_fetch_add(&g_ctl->nhits, 1);
 	slot = n % MTQ_MAX_HITS;
 	/* A tick after the stop, so that the decoder, whose clock may be a
@@ -529,7 +559,13 @@ syscall_return(qp_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
 		for (i = 0; i < MAX_VCPUS; i++)
 			if (g_v[i] != NULL) {
 				g_v[i]->off = 1;
-				g_v[i]->gt = NULL;
+				if (g_v[i]->gt != NULL) {
+					/* The parent writes what was
+					 * buffered: drop our copy. */
+					__fpurge(g_v[i]->gt);
+					fclose(g_v[i]->gt);
+					g_v[i]->gt = NULL;
+				}
 			}
 	}
 }
