@@ -27,97 +27,10 @@
 #include "events.h"
 #include "out.h"
 #include "recon.h"
+#include "stack.h"
 #include "sym.h"
 #include "thrtab.h"
 #include "view.h"
-
-#define NONE		UINT32_MAX
-/*
- * A return address is at most this past its call instruction: the
- * longest call compilers emit, a prefix, REX, FF /2, ModRM, SIB, disp32.
- */
-#define CALL_MAXLEN	9
-
-enum { GAP_NONE, GAP_SYSCALL, GAP_ASYNC, GAP_OTHER };
-
-struct rframe {
-	struct frame f;		/* as shown */
-	uint32_t fn;		/* identity (sym_frame.fn), 0 none */
-	uint32_t prev;		/* identity of the frame it replaced by a jump */
-	uint32_t alias;		/* identity its code was resumed in, 0 */
-	uint64_t site;		/* the call instruction that entered it, 0 */
-	uint8_t real;		/* a function frame, not an inlined one */
-	uint8_t gap;		/* GAP_*: a [syscall] or [untraced] frame */
-};
-
-struct rseg {
-	uint32_t base;		/* index of the segment's first frame */
-	uint64_t create;	/* when the segment started */
-	uint32_t create_op;	/* log entry of its start, NONE: create */
-	uint64_t resume[2];	/* kernel: where the interrupted code goes on */
-	uint8_t kernel;		/* a syscall/interrupt segment */
-};
-
-/* An asynchronous entry (a signal handler) above an interrupted frame. */
-struct rmark {
-	uint64_t resume[2];	/* where the interrupted code goes on */
-	uint32_t depth;		/* frames below the handler */
-};
-
-/* One event of a batch that shares a timestamp. */
-struct bev {
-	uint8_t kind;		/* enum mt_ev_kind */
-	uint64_t a[2];		/* addresses */
-	uint32_t loc[2];	/* loc ids */
-	uint32_t str;		/* sym handle of the string field */
-};
-
-enum { OP_BEGIN, OP_END, OP_SEG_PUSH, OP_SEG_POP, OP_TRIGGER };
-
-/* What the view must see, logged while a batch is applied. */
-struct op {
-	uint8_t kind;		/* OP_* */
-	uint8_t share;		/* a frame that begins: takes a share */
-	uint8_t fixed;		/* ts is given (inferred frame) */
-	uint32_t tref;		/* inferred: log entry whose time it takes */
-	uint64_t ts;		/* time (set when replayed) */
-	struct frame f;		/* OP_BEGIN; OP_TRIGGER: name = what */
-};
-
-struct rthread {
-	struct sym_thread *t;	/* names and index */
-	struct rframe *fr;	/* open frames, bottom first */
-	uint32_t nfr, capfr;
-	struct rseg *seg;	/* open segments, outermost first */
-	uint32_t nseg, capseg;
-	struct rmark *mark;	/* open asynchronous entries, oldest first */
-	uint32_t nmark, capmark;
-	struct bev *batch;	/* events at time btime, not yet applied */
-	uint32_t nb, capb;
-	uint64_t btime;
-	uint64_t last;		/* time of the last applied event */
-	uint64_t errtime;	/* arrival time of the last decode error */
-	uint32_t txdepth;	/* frames below the open TSX transaction */
-	uint8_t intx;		/* a transaction is open */
-	uint8_t haserr;
-	uint8_t live;		/* a window is open */
-	uint8_t seen;		/* a window was opened before */
-};
-
-struct recon {
-	struct sym *sym;	/* names (not owned) */
-	struct view *v;		/* receives frames (not owned) */
-	struct fxt_stats *st;	/* counts (not owned) */
-	uint64_t base;		/* subtracted from times */
-	struct thrtab thr;	/* struct rthread by sym_thread index */
-	struct op *log;		/* the batch being applied */
-	uint32_t nlog, caplog;
-	int err;
-	/* Interned names. */
-	uint32_t n_unknown, n_untraced, n_syscall, n_overflow;
-	uint32_t s_syscall, s_async, s_begin, s_commit, s_abort;
-	uint32_t n_gogo[3], n_gogo_dst[3];
-};
 
 int
 recon_new(struct recon **rp, struct sym *sym, struct view *v,
@@ -197,372 +110,11 @@ get_thread(struct recon *r, uint32_t tid)
 	return rt;
 }
 
-/*
- * The log.
- */
-
-static struct op *
-log_add(struct recon *r, int kind)
-{
-	struct op *o;
-
-	if (fxt_grow((void **)&r->log, &r->caplog, r->nlog + 1,
-	    sizeof(*r->log)) < 0) {
-		r->err = -MT_E_NOMEM;
-		return NULL;
-	}
-	o = &r->log[r->nlog++];
-	memset(o, 0, sizeof(*o));
-	o->kind = (uint8_t)kind;
-	o->tref = NONE;
-	return o;
-}
-
-/*
- * Replay the log to the view from @start, spreading @left ns over the
- * frames that begin, then forget it.
- */
-static void
-log_replay(struct recon *r, struct rthread *rt, uint64_t start,
-    uint64_t left)
-{
-	uint64_t used = 0;
-	uint32_t n = 0, i;
-
-	for (i = 0; i < r->nlog; i++)
-		n += r->log[i].share;
-	for (i = 0; i < r->nlog; i++) {
-		struct op *o = &r->log[i];
-
-		if (!o->fixed)
-			o->ts = start + used;
-		else if (o->tref != NONE)
-			o->ts = r->log[o->tref].ts;
-		switch (o->kind) {
-		case OP_BEGIN:
-			view_begin(r->v, rt->t, o->ts, &o->f);
-			break;
-		case OP_END:
-			view_end(r->v, rt->t, o->ts);
-			break;
-		case OP_SEG_PUSH:
-			view_seg_push(r->v, rt->t, o->ts);
-			break;
-		case OP_SEG_POP:
-			view_seg_pop(r->v, rt->t, o->ts);
-			break;
-		case OP_TRIGGER:
-			view_trigger(r->v, rt->t, o->ts, o->f.addr, o->f.name);
-			break;
-		}
-		if (o->share) {
-			uint64_t share = left / n--;
-
-			used += share;
-			left -= share;
-		}
-	}
-	for (i = 0; i < rt->nseg; i++)
-		if (rt->seg[i].create_op != NONE) {
-			rt->seg[i].create = r->log[rt->seg[i].create_op].ts;
-			rt->seg[i].create_op = NONE;
-		}
-	r->nlog = 0;
-}
-
-/*
- * Stack primitives.
- */
-
-static struct rseg *
-topseg(struct rthread *rt)
-{
-	return &rt->seg[rt->nseg - 1];
-}
-
-static int
-seg_empty(struct rthread *rt)
-{
-	return rt->nfr == topseg(rt)->base;
-}
-
-/*
- * Push @f.  An inferred frame begins when its segment began; a frame
- * that @shares takes a share of the batch's time.
- */
-static struct rframe *
-push(struct recon *r, struct rthread *rt, const struct frame *f,
-    uint32_t fn, int real, int share)
-{
-	struct rframe *x;
-	struct op *o;
-
-	if (fxt_grow((void **)&rt->fr, &rt->capfr, rt->nfr + 1,
-	    sizeof(*rt->fr)) < 0 || (o = log_add(r, OP_BEGIN)) == NULL) {
-		r->err = -MT_E_NOMEM;
-		return NULL;
-	}
-	x = &rt->fr[rt->nfr++];
-	memset(x, 0, sizeof(*x));
-	x->f = *f;
-	x->fn = fn;
-	x->real = (uint8_t)real;
-	o->f = *f;
-	o->share = (uint8_t)share;
-	if (f->flags & FR_INFERRED) {
-		o->fixed = 1;
-		o->ts = topseg(rt)->create;
-		o->tref = topseg(rt)->create_op;
-		o->share = 0;
-		r->st->inferred++;
-	}
-	r->st->frames++;
-	return x;
-}
-
-static void
-pop(struct recon *r, struct rthread *rt)
-{
-	rt->nfr--;
-	log_add(r, OP_END);
-	/* A handler whose interrupted frame ended is no longer open. */
-	while (rt->nmark > 0 && rt->mark[rt->nmark - 1].depth > rt->nfr)
-		rt->nmark--;
-	if (rt->intx && rt->txdepth > rt->nfr)
-		rt->txdepth = rt->nfr;
-}
-
-/* End every frame of the current segment from index @k up. */
-static void
-pop_to(struct recon *r, struct rthread *rt, uint32_t k)
-{
-	while (rt->nfr > k && rt->nfr > topseg(rt)->base)
-		pop(r, rt);
-}
-
-/* Index of the innermost real frame of the current segment, -1 if none. */
-static int
-top_real(struct rthread *rt)
-{
-	uint32_t i = rt->nfr;
-
-	while (i > topseg(rt)->base) {
-		i--;
-		if (rt->fr[i].real)
-			return (int)i;
-	}
-	return -1;
-}
-
-/* The innermost real frame below index @below, -1 if none. */
-static int
-real_below(struct rthread *rt, int below)
-{
-	while (below > (int)topseg(rt)->base) {
-		below--;
-		if (rt->fr[below].real)
-			return below;
-	}
-	return -1;
-}
-
-/*
- * Push the function at (@loc, @addr) and the functions inlined there,
- * entered by the call at @site (0 none).  With FR_INFERRED in @flags the
- * frames begin at the segment start.  Returns the index of the real
- * frame (pushing may move the stack: no pointer), -1 if out of memory.
- */
-static int
-push_loc(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr,
-    uint32_t flags, uint64_t site)
-{
-	const struct sym_loc *l = sym_loc(r->sym, loc);
-	struct frame f = { .addr = addr, .flags = flags };
-	struct rframe *y;
-	uint32_t k, op0 = 0;
-	int x = (int)rt->nfr;
-
-	if (l == NULL) {
-		f.name = addr ? sym_addr_name(r->sym, addr) : r->n_unknown;
-		y = push(r, rt, &f, 0, 1, 1);
-		if (y == NULL)
-			return -1;
-		y->site = site;
-		return x;
-	}
-	for (k = 0; k < l->nframes; k++) {
-		f.name = l->frames[k].name;
-		f.file = l->frames[k].file;
-		f.line = l->frames[k].line;
-		f.flags = flags | (k ? FR_INLINED : 0);
-		y = push(r, rt, &f, l->frames[k].fn, k == 0, k == 0);
-		if (y == NULL)
-			return -1;
-		if (k == 0) {
-			y->site = site;
-			op0 = r->nlog - 1;
-		} else if (!(flags & FR_INFERRED)) {
-			/* Inlined frames begin with their function. */
-			r->log[r->nlog - 1].fixed = 1;
-			r->log[r->nlog - 1].tref = op0;
-		}
-	}
-	return x;
-}
-
-/* End the innermost real frame of the segment and what is above it. */
-static void
-pop_real(struct recon *r, struct rthread *rt)
-{
-	int ti = top_real(rt);
-
-	if (ti >= 0)
-		pop_to(r, rt, (uint32_t)ti);
-}
-
-static uint32_t
-ident(struct recon *r, uint32_t loc)
-{
-	const struct sym_loc *l = sym_loc(r->sym, loc);
-
-	return l ? l->frames[0].fn : 0;
-}
-
-/*
- * Frame @x runs function @id: its own, or the one a resume at its stopped
- * address showed (a symbol boundary inside the code, see gap_resume).
- */
-static int
-runs(const struct rframe *x, uint32_t id)
-{
-	return x->fn == id || (x->alias != 0 && x->alias == id);
-}
-
-/* @addr is known to be inside its function, not at its entry. */
-static int
-mid_function(struct recon *r, uint32_t loc, uint64_t addr)
-{
-	const struct sym_loc *l = sym_loc(r->sym, loc);
-
-	return l != NULL && l->frames[0].start != 0 &&
-	    addr != l->frames[0].start;
-}
-
-/* @addr is known to be its function's entry. */
-static int
-at_entry(struct recon *r, uint32_t loc, uint64_t addr)
-{
-	const struct sym_loc *l = sym_loc(r->sym, loc);
-
-	return l != NULL && l->frames[0].start != 0 &&
-	    addr == l->frames[0].start;
-}
-
-/* Make the inlined frames above the top real frame match @loc's chain. */
-static void
-set_inline(struct recon *r, struct rthread *rt, uint32_t loc)
-{
-	const struct sym_loc *l = sym_loc(r->sym, loc);
-	struct frame f = { .flags = FR_INLINED };
-	int ti = top_real(rt);
-	uint32_t m = 0, k;
-
-	if (l == NULL || ti < 0 || rt->fr[ti].fn != l->frames[0].fn)
-		return;
-	while ((uint32_t)ti + 1 + m < rt->nfr && m + 1 < l->nframes &&
-	    rt->fr[ti + 1 + m].fn == l->frames[m + 1].fn)
-		m++;
-	pop_to(r, rt, (uint32_t)ti + 1 + m);
-	for (k = m + 1; k < l->nframes && !r->err; k++) {
-		f.name = l->frames[k].name;
-		f.file = l->frames[k].file;
-		f.line = l->frames[k].line;
-		f.addr = l->addr;
-		push(r, rt, &f, l->frames[k].fn, 0, 0);
-	}
-}
-
 static int
 is_name(uint32_t name, const uint32_t set[3])
 {
 	return name != 0 && (name == set[0] || name == set[1] ||
 	    name == set[2]);
-}
-
-/*
- * Replace the top real frame by the function at (@loc, @addr): a tail
- * call, a PLT stub, a return into another function.  The new frame
- * returns where the old one would have.
- */
-static void
-replace_top(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
-{
-	int ti = top_real(rt);
-	uint64_t site = 0;
-	uint32_t prev = 0;
-	int x;
-
-	if (ti >= 0) {
-		site = rt->fr[ti].site;
-		prev = rt->fr[ti].fn;
-		pop_to(r, rt, (uint32_t)ti);
-	}
-	x = push_loc(r, rt, loc, addr, 0, site);
-	if (x >= 0)
-		rt->fr[x].prev = prev;
-}
-
-/*
- * magic-trace's check_current_symbol: execution is in the function of
- * (@loc, @addr).  An empty segment infers it; a different function on
- * top is replaced, when the new one has an identity (mt: code named by
- * address only proves nothing).
- */
-static void
-check_current(struct recon *r, struct rthread *rt, uint32_t loc,
-    uint64_t addr)
-{
-	uint32_t id = ident(r, loc);
-	int ti;
-
-	if (seg_empty(rt)) {
-		if (addr != 0 || loc != 0)
-			push_loc(r, rt, loc, addr, FR_INFERRED | FR_OUTER, 0);
-		return;
-	}
-	ti = top_real(rt);
-	if (id == 0 || ti < 0)
-		return;
-	if (runs(&rt->fr[ti], id))
-		set_inline(r, rt, loc);
-	else if (!(rt->fr[ti].f.flags & FR_SYNTH))
-		replace_top(r, rt, loc, addr);
-}
-
-/* The innermost real frame at or below @from entered by a call that
- * returns to @to (mt: a non-local exit), -1 if none. */
-static int
-find_site(struct rthread *rt, int from, uint64_t to)
-{
-	for (; from >= (int)topseg(rt)->base; from--) {
-		const struct rframe *x = &rt->fr[from];
-
-		if (x->real && x->site != 0 && to > x->site &&
-		    to - x->site <= CALL_MAXLEN)
-			return from;
-	}
-	return -1;
-}
-
-/* The innermost real frame below @below running function @id, -1. */
-static int
-find_fn(struct rthread *rt, int below, uint32_t id)
-{
-	while ((below = real_below(rt, below)) >= 0)
-		if (runs(&rt->fr[below], id) &&
-		    !(rt->fr[below].f.flags & FR_SYNTH))
-			return below;
-	return -1;
 }
 
 /*
@@ -579,9 +131,9 @@ mark_resume(struct recon *r, struct rthread *rt, uint64_t addr)
 
 		if (addr != m->resume[0] && addr != m->resume[1])
 			continue;
-		if (m->depth < topseg(rt)->base)
+		if (m->depth < stack_topseg(rt)->base)
 			return 0;	/* below the current segment */
-		pop_to(r, rt, m->depth);
+		stack_pop_to(r, rt, m->depth);
 		rt->nmark = i;
 		return 1;
 	}
@@ -598,29 +150,29 @@ mark_resume(struct recon *r, struct rthread *rt, uint64_t addr)
 static void
 arrive(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 {
-	uint32_t id = ident(r, loc);
+	uint32_t id = stack_ident(r, loc);
 	int ti, k;
 
-	if (seg_empty(rt) || (ti = top_real(rt)) < 0) {
-		check_current(r, rt, loc, addr);
+	if (stack_seg_empty(rt) || (ti = stack_top_real(rt)) < 0) {
+		stack_check_current(r, rt, loc, addr);
 		return;
 	}
-	if (!at_entry(r, loc, addr)) {
-		k = find_site(rt, ti, addr);
+	if (!stack_at_entry(r, loc, addr)) {
+		k = stack_find_site(rt, ti, addr);
 		if (k >= 0) {
-			pop_to(r, rt, (uint32_t)k);
-			check_current(r, rt, loc, addr);
+			stack_pop_to(r, rt, (uint32_t)k);
+			stack_check_current(r, rt, loc, addr);
 			return;
 		}
 	}
-	if (id != 0 && !runs(&rt->fr[ti], id) && rt->fr[ti].prev != id &&
-	    mid_function(r, loc, addr) &&
-	    (k = find_fn(rt, ti, id)) >= 0) {
-		pop_to(r, rt, (uint32_t)k + 1);
-		set_inline(r, rt, loc);
+	if (id != 0 && !stack_runs(&rt->fr[ti], id) && rt->fr[ti].prev != id &&
+	    stack_mid_function(r, loc, addr) &&
+	    (k = stack_find_fn(rt, ti, id)) >= 0) {
+		stack_pop_to(r, rt, (uint32_t)k + 1);
+		stack_set_inline(r, rt, loc);
 		return;
 	}
-	check_current(r, rt, loc, addr);
+	stack_check_current(r, rt, loc, addr);
 }
 
 /*
@@ -630,9 +182,9 @@ arrive(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 static int
 infer_source(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 {
-	if (!seg_empty(rt) || sym_loc(r->sym, loc) == NULL)
+	if (!stack_seg_empty(rt) || sym_loc(r->sym, loc) == NULL)
 		return 0;
-	push_loc(r, rt, loc, addr, FR_INFERRED | FR_OUTER, 0);
+	stack_push_loc(r, rt, loc, addr, FR_INFERRED | FR_OUTER, 0);
 	return 1;
 }
 
@@ -646,19 +198,19 @@ infer_source(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 static void
 at_source(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 {
-	uint32_t id = ident(r, loc);
-	int ti = top_real(rt), k;
+	uint32_t id = stack_ident(r, loc);
+	int ti = stack_top_real(rt), k;
 
 	if (id == 0 || ti < 0)
 		return;
-	if (runs(&rt->fr[ti], id)) {
-		set_inline(r, rt, loc);
+	if (stack_runs(&rt->fr[ti], id)) {
+		stack_set_inline(r, rt, loc);
 	} else if (!(rt->fr[ti].f.flags & FR_SYNTH)) {
-		if ((k = find_fn(rt, ti, id)) >= 0) {
-			pop_to(r, rt, (uint32_t)k + 1);
-			set_inline(r, rt, loc);
+		if ((k = stack_find_fn(rt, ti, id)) >= 0) {
+			stack_pop_to(r, rt, (uint32_t)k + 1);
+			stack_set_inline(r, rt, loc);
 		} else {
-			replace_top(r, rt, loc, addr);
+			stack_replace_top(r, rt, loc, addr);
 		}
 	}
 }
@@ -669,7 +221,7 @@ top_gap(struct rthread *rt)
 {
 	struct rframe *x;
 
-	if (seg_empty(rt))
+	if (stack_seg_empty(rt))
 		return NULL;
 	x = &rt->fr[rt->nfr - 1];
 	return x->gap != GAP_NONE ? x : NULL;
@@ -684,7 +236,7 @@ push_gap(struct recon *r, struct rthread *rt, uint32_t name, int gap,
 
 	if (g != NULL && g->f.name == name)
 		return;	/* syscall then disable: one gap */
-	x = push(r, rt, &f, 0, 1, 1);
+	x = stack_push(r, rt, &f, 0, 1, 1);
 	if (x != NULL)
 		x->gap = (uint8_t)gap;
 }
@@ -710,15 +262,15 @@ resume_addrs(int gap, uint64_t ip, uint64_t out[2])
 static void
 resumed(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 {
-	uint32_t id = ident(r, loc);
+	uint32_t id = stack_ident(r, loc);
 	int ti;
 
-	if (seg_empty(rt)) {
-		check_current(r, rt, loc, addr);
+	if (stack_seg_empty(rt)) {
+		stack_check_current(r, rt, loc, addr);
 		return;
 	}
-	ti = top_real(rt);
-	if (id != 0 && ti >= 0 && !runs(&rt->fr[ti], id) &&
+	ti = stack_top_real(rt);
+	if (id != 0 && ti >= 0 && !stack_runs(&rt->fr[ti], id) &&
 	    !(rt->fr[ti].f.flags & FR_SYNTH))
 		rt->fr[ti].alias = id;
 }
@@ -745,7 +297,7 @@ async_enter(struct recon *r, struct rthread *rt, const uint64_t resume[2],
 	m->resume[0] = resume[0];
 	m->resume[1] = resume[1];
 	m->depth = rt->nfr;
-	push_loc(r, rt, loc, addr, 0, 0);
+	stack_push_loc(r, rt, loc, addr, 0, 0);
 }
 
 /*
@@ -771,7 +323,7 @@ gap_resume(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 	}
 	gap = g->gap;
 	resume_addrs(gap, g->f.addr, res);
-	pop(r, rt);
+	stack_pop(r, rt);
 	if (addr == res[0] || (res[1] != 0 && addr == res[1])) {
 		resumed(r, rt, loc, addr);
 		return;
@@ -779,41 +331,10 @@ gap_resume(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 	if (mark_resume(r, rt, addr))
 		return;
 	if ((gap == GAP_SYSCALL || gap == GAP_ASYNC) && res[0] != 0 &&
-	    !seg_empty(rt) && !mid_function(r, loc, addr))
+	    !stack_seg_empty(rt) && !stack_mid_function(r, loc, addr))
 		async_enter(r, rt, res, loc, addr);
 	else
 		arrive(r, rt, loc, addr);
-}
-
-static void
-open_window(struct recon *r, struct rthread *rt, uint64_t create)
-{
-	if (fxt_grow((void **)&rt->seg, &rt->capseg, 1, sizeof(*rt->seg)) < 0 ||
-	    log_add(r, OP_SEG_PUSH) == NULL) {
-		r->err = -MT_E_NOMEM;
-		return;
-	}
-	rt->nseg = 1;
-	memset(rt->seg, 0, sizeof(*rt->seg));
-	rt->seg[0].create = create;
-	rt->seg[0].create_op = r->nlog - 1;
-	rt->live = 1;
-	rt->nmark = 0;
-	rt->intx = 0;
-}
-
-/* End every frame and segment of @rt. */
-static void
-close_window(struct recon *r, struct rthread *rt)
-{
-	while (rt->nseg > 0) {
-		pop_to(r, rt, 0);
-		rt->nseg--;
-		log_add(r, OP_SEG_POP);
-	}
-	rt->live = 0;
-	rt->nmark = 0;
-	rt->intx = 0;
 }
 
 static void
@@ -822,10 +343,10 @@ error_reset(struct recon *r, struct rthread *rt, uint32_t name)
 	struct frame f = { .name = name, .flags = FR_SYNTH | FR_ERROR };
 
 	r->st->errors++;
-	if (push(r, rt, &f, 0, 1, 0) != NULL)
-		pop(r, rt);
-	close_window(r, rt);
-	open_window(r, rt, 0);
+	if (stack_push(r, rt, &f, 0, 1, 0) != NULL)
+		stack_pop(r, rt);
+	stack_close_window(r, rt);
+	stack_open_window(r, rt, 0);
 }
 
 static void
@@ -834,7 +355,7 @@ kernel_enter(struct recon *r, struct rthread *rt, const struct bev *e)
 	struct rseg *s;
 
 	if (fxt_grow((void **)&rt->seg, &rt->capseg, rt->nseg + 1,
-	    sizeof(*rt->seg)) < 0 || log_add(r, OP_SEG_PUSH) == NULL) {
+	    sizeof(*rt->seg)) < 0 || stack_log_add(r, OP_SEG_PUSH) == NULL) {
 		r->err = -MT_E_NOMEM;
 		return;
 	}
@@ -845,7 +366,7 @@ kernel_enter(struct recon *r, struct rthread *rt, const struct bev *e)
 	s->kernel = 1;
 	resume_addrs(e->kind == MT_EV_SYSCALL ? GAP_SYSCALL : GAP_ASYNC,
 	    e->a[0], s->resume);
-	push_loc(r, rt, e->loc[1], e->a[1], 0, 0);
+	stack_push_loc(r, rt, e->loc[1], e->a[1], 0, 0);
 }
 
 /* sysret / iret to (@loc, @addr). */
@@ -855,21 +376,21 @@ kernel_leave(struct recon *r, struct rthread *rt, const struct bev *e)
 	uint32_t loc = e->loc[1];
 	uint64_t addr = e->a[1], res[2];
 
-	if (rt->nseg > 1 && topseg(rt)->kernel) {
+	if (rt->nseg > 1 && stack_topseg(rt)->kernel) {
 		/* The kernel entry's frames end (as magic-trace). */
-		res[0] = topseg(rt)->resume[0];
-		res[1] = topseg(rt)->resume[1];
-		pop_to(r, rt, topseg(rt)->base);
+		res[0] = stack_topseg(rt)->resume[0];
+		res[1] = stack_topseg(rt)->resume[1];
+		stack_pop_to(r, rt, stack_topseg(rt)->base);
 		rt->nseg--;
-		log_add(r, OP_SEG_POP);
+		stack_log_add(r, OP_SEG_POP);
 		if (addr == res[0] || (res[1] != 0 && addr == res[1])) {
 			resumed(r, rt, loc, addr);
 			return;
 		}
 		if (mark_resume(r, rt, addr))
 			return;
-		if (res[0] != 0 && !seg_empty(rt) &&
-		    !mid_function(r, loc, addr))
+		if (res[0] != 0 && !stack_seg_empty(rt) &&
+		    !stack_mid_function(r, loc, addr))
 			async_enter(r, rt, res, loc, addr);
 		else
 			arrive(r, rt, loc, addr);
@@ -881,8 +402,8 @@ kernel_leave(struct recon *r, struct rthread *rt, const struct bev *e)
 		 * magic-trace): the kernel frames end, and the function
 		 * returned to is inferred from the window start.
 		 */
-		pop_to(r, rt, topseg(rt)->base);
-		check_current(r, rt, loc, addr);
+		stack_pop_to(r, rt, stack_topseg(rt)->base);
+		stack_check_current(r, rt, loc, addr);
 	}
 }
 
@@ -897,21 +418,21 @@ static int
 go_switch(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 {
 	const struct sym_loc *l = sym_loc(r->sym, loc);
-	int ti = top_real(rt), k;
+	int ti = stack_top_real(rt), k;
 
 	if (ti < 0 || !is_name(rt->fr[ti].f.name, r->n_gogo) ||
 	    (l != NULL && is_name(l->frames[0].name, r->n_gogo)))
 		return 0;	/* runtime.gogo jumps to gogo: not yet */
-	for (k = ti; (k = real_below(rt, k)) >= 0;)
+	for (k = ti; (k = stack_real_below(rt, k)) >= 0;)
 		if (is_name(rt->fr[k].f.name, r->n_gogo_dst))
 			break;
 	if (k >= 0) {
-		pop_to(r, rt, (uint32_t)k);
+		stack_pop_to(r, rt, (uint32_t)k);
 		arrive(r, rt, loc, addr);
 	} else {
-		close_window(r, rt);
-		open_window(r, rt, 0);
-		push_loc(r, rt, loc, addr, 0, 0);
+		stack_close_window(r, rt);
+		stack_open_window(r, rt, 0);
+		stack_push_loc(r, rt, loc, addr, 0, 0);
 	}
 	return 1;
 }
@@ -919,16 +440,16 @@ go_switch(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 static void
 ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 {
-	uint32_t id = ident(r, e->loc[1]);
+	uint32_t id = stack_ident(r, e->loc[1]);
 	struct rmark *m;
 	int ti, ci, k;
 
-	if (seg_empty(rt) && !infer_source(r, rt, e->loc[0], e->a[0])) {
+	if (stack_seg_empty(rt) && !infer_source(r, rt, e->loc[0], e->a[0])) {
 		/* Returning from a frame nothing is known of. */
 		struct frame f = { .name = r->n_unknown,
 		    .flags = FR_INFERRED | FR_OUTER | FR_SYNTH };
 
-		push(r, rt, &f, 0, 1, 0);
+		stack_push(r, rt, &f, 0, 1, 0);
 	}
 	if (go_switch(r, rt, e->loc[1], e->a[1]))
 		return;
@@ -939,35 +460,35 @@ ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 	 */
 	at_source(r, rt, e->loc[0], e->a[0]);
 	m = rt->nmark ? &rt->mark[rt->nmark - 1] : NULL;
-	ti = top_real(rt);
+	ti = stack_top_real(rt);
 	if (m != NULL && ti >= 0 && (uint32_t)ti == m->depth) {
 		/*
 		 * A signal handler returns to the restorer the kernel gave
 		 * it (__restore_rt): that runs in the handler's place, above
 		 * the interrupted frame (mt).
 		 */
-		pop_to(r, rt, (uint32_t)ti);
-		push_loc(r, rt, e->loc[1], e->a[1], 0, 0);
+		stack_pop_to(r, rt, (uint32_t)ti);
+		stack_push_loc(r, rt, e->loc[1], e->a[1], 0, 0);
 		return;
 	}
-	if (ti >= 0 && find_site(rt, ti, e->a[1]) != ti) {
+	if (ti >= 0 && stack_find_site(rt, ti, e->a[1]) != ti) {
 		/* (mt) Not to the top frame's caller: a non-local exit? */
-		if ((k = find_site(rt, ti, e->a[1])) >= 0) {
-			pop_to(r, rt, (uint32_t)k);
-			check_current(r, rt, e->loc[1], e->a[1]);
+		if ((k = stack_find_site(rt, ti, e->a[1])) >= 0) {
+			stack_pop_to(r, rt, (uint32_t)k);
+			stack_check_current(r, rt, e->loc[1], e->a[1]);
 			return;
 		}
-		ci = real_below(rt, ti);
-		if (id != 0 && ci >= 0 && !runs(&rt->fr[ci], id) &&
-		    mid_function(r, e->loc[1], e->a[1]) &&
-		    (k = find_fn(rt, ci, id)) >= 0) {
-			pop_to(r, rt, (uint32_t)k + 1);
-			set_inline(r, rt, e->loc[1]);
+		ci = stack_real_below(rt, ti);
+		if (id != 0 && ci >= 0 && !stack_runs(&rt->fr[ci], id) &&
+		    stack_mid_function(r, e->loc[1], e->a[1]) &&
+		    (k = stack_find_fn(rt, ci, id)) >= 0) {
+			stack_pop_to(r, rt, (uint32_t)k + 1);
+			stack_set_inline(r, rt, e->loc[1]);
 			return;
 		}
 	}
-	pop_real(r, rt);
-	check_current(r, rt, e->loc[1], e->a[1]);
+	stack_pop_real(r, rt);
+	stack_check_current(r, rt, e->loc[1], e->a[1]);
 }
 
 static void
@@ -984,7 +505,7 @@ ev_tx(struct recon *r, struct rthread *rt, const struct bev *e)
 		 * The transaction's effects are undone: the frames entered
 		 * since it began end here (magic-trace drops them instead).
 		 */
-		pop_to(r, rt, rt->txdepth);
+		stack_pop_to(r, rt, rt->txdepth);
 		rt->intx = 0;
 	}
 }
@@ -1000,7 +521,7 @@ apply(struct recon *r, struct rthread *rt, uint64_t ts, const struct bev *e)
 	case MT_EV_CALL:
 		if (!infer_source(r, rt, e->loc[0], e->a[0]))
 			at_source(r, rt, e->loc[0], e->a[0]);
-		push_loc(r, rt, e->loc[1], e->a[1], 0, e->a[0]);
+		stack_push_loc(r, rt, e->loc[1], e->a[1], 0, e->a[0]);
 		break;
 	case MT_EV_RET:
 		ev_ret(r, rt, e);
@@ -1009,22 +530,22 @@ apply(struct recon *r, struct rthread *rt, uint64_t ts, const struct bev *e)
 		infer_source(r, rt, e->loc[0], e->a[0]);
 		if (go_switch(r, rt, e->loc[1], e->a[1]))
 			break;
-		if (ident(r, e->loc[1]) == 0 && !seg_empty(rt) &&
-		    e->a[1] != 0 && find_site(rt, top_real(rt), e->a[1]) < 0)
+		if (stack_ident(r, e->loc[1]) == 0 && !stack_seg_empty(rt) &&
+		    e->a[1] != 0 && stack_find_site(rt, stack_top_real(rt), e->a[1]) < 0)
 			/* To code of no known function: it left the top one. */
-			replace_top(r, rt, e->loc[1], e->a[1]);
+			stack_replace_top(r, rt, e->loc[1], e->a[1]);
 		else
 			arrive(r, rt, e->loc[1], e->a[1]);
 		break;
 	case MT_EV_BR:
-		if (!seg_empty(rt))
-			set_inline(r, rt, e->loc[1]);
+		if (!stack_seg_empty(rt))
+			stack_set_inline(r, rt, e->loc[1]);
 		break;
 	case MT_EV_SYSCALL:
 	case MT_EV_IRQ:
 		if (!infer_source(r, rt, e->loc[0], e->a[0]) &&
-		    !seg_empty(rt))
-			set_inline(r, rt, e->loc[0]);
+		    !stack_seg_empty(rt))
+			stack_set_inline(r, rt, e->loc[0]);
 		if (e->a[1] != 0)
 			kernel_enter(r, rt, e);
 		else if (e->kind == MT_EV_SYSCALL)
@@ -1038,8 +559,8 @@ apply(struct recon *r, struct rthread *rt, uint64_t ts, const struct bev *e)
 		break;
 	case MT_EV_DISABLE:
 		if (!infer_source(r, rt, e->loc[0], e->a[0]) &&
-		    !seg_empty(rt))
-			set_inline(r, rt, e->loc[0]);
+		    !stack_seg_empty(rt))
+			stack_set_inline(r, rt, e->loc[0]);
 		gap = e->str == r->s_syscall ? GAP_SYSCALL :
 		    e->str == r->s_async ? GAP_ASYNC : GAP_OTHER;
 		push_gap(r, rt, gap == GAP_SYSCALL ? r->n_syscall :
@@ -1053,7 +574,7 @@ apply(struct recon *r, struct rthread *rt, uint64_t ts, const struct bev *e)
 		break;
 	case MT_EV_TRIGGER:
 		r->st->triggers++;
-		if ((o = log_add(r, OP_TRIGGER)) != NULL) {
+		if ((o = stack_log_add(r, OP_TRIGGER)) != NULL) {
 			o->f.addr = e->a[0];
 			o->f.name = e->str;
 		}
@@ -1072,7 +593,7 @@ flush(struct recon *r, struct rthread *rt, uint64_t next)
 	for (i = 0; i < rt->nb && !r->err; i++)
 		apply(r, rt, rt->btime, &rt->batch[i]);
 	rt->nb = 0;
-	log_replay(r, rt, rt->btime, next > rt->btime ? next - rt->btime : 0);
+	stack_log_replay(r, rt, rt->btime, next > rt->btime ? next - rt->btime : 0);
 }
 
 static uint32_t
@@ -1125,8 +646,8 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 		 */
 		if (rt->seen && t < rt->btime)
 			t = rt->btime;
-		open_window(r, rt, 0);
-		log_replay(r, rt, rt->seen ? rt->btime : t, 0);
+		stack_open_window(r, rt, 0);
+		stack_log_replay(r, rt, rt->seen ? rt->btime : t, 0);
 		rt->seen = 1;
 		rt->btime = t;
 	}
@@ -1139,8 +660,8 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 	if (ev->kind != MT_EV_BR || rt->nb == 0)
 		rt->btime = t;
 	if (ev->kind == MT_EV_END) {
-		close_window(r, rt);
-		log_replay(r, rt, t, 0);
+		stack_close_window(r, rt);
+		stack_log_replay(r, rt, t, 0);
 		return r->err;
 	}
 	if (ev->kind == MT_EV_ERROR || ev->kind == MT_EV_OVERFLOW) {
@@ -1156,7 +677,7 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 		rt->last = t;
 		error_reset(r, rt, ev->kind == MT_EV_ERROR ?
 		    event_str(r, ev) : r->n_overflow);
-		log_replay(r, rt, t, 0);
+		stack_log_replay(r, rt, t, 0);
 		return r->err ? r->err : sym_error(r->sym);
 	}
 	if (fxt_grow((void **)&rt->batch, &rt->capb, rt->nb + 1,
@@ -1188,8 +709,8 @@ recon_finish(struct recon *r)
 			continue;
 		flush(r, rt, rt->btime);
 		end = rt->last > rt->btime ? rt->last : rt->btime;
-		close_window(r, rt);
-		log_replay(r, rt, end, 0);
+		stack_close_window(r, rt);
+		stack_log_replay(r, rt, end, 0);
 	}
 	return r->err;
 }
