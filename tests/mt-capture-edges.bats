@@ -44,12 +44,7 @@ reader() {
 	CAP_OUT="$T/pipe" start_capture run -q -b emulate --start-at main -o - \
 	    -- "$T/loop"
 	# with -o - the program's stdout is mt-capture's stderr
-	for i in $(seq 300); do
-		[ -s "$T/cap.err" ] && break
-		sleep 0.1
-	done
-	TPID=$(head -1 "$T/cap.err")
-	[ -n "$TPID" ]
+	wait_pid_line "$T/cap.err"
 	kill -KILL "$RPID"
 	wait_capture
 	[ "$CAP_STATUS" -eq 1 ]
@@ -201,12 +196,7 @@ switches() {
 
 @test "mt-capture run: a program killed by a signal is reported with that signal, status 0" {
 	start_capture run -q -b emulate --start-at main -o "$T/sig.snap" -- "$T/loop"
-	for i in $(seq 300); do
-		[ -s "$T/cap.out" ] && break
-		sleep 0.1
-	done
-	TPID=$(head -1 "$T/cap.out")
-	[ -n "$TPID" ]
+	wait_pid_line
 	kill -TERM "$TPID"
 	wait_capture
 	[ "$CAP_STATUS" -eq 0 ]

@@ -17,17 +17,6 @@ teardown() {
 	true
 }
 
-# wait_pid_line: TPID = the pid the loop target printed first (30 s).
-wait_pid_line() {
-	local i
-	for i in $(seq 300); do
-		[ -s "$T/cap.out" ] && break
-		sleep 0.1
-	done
-	TPID=$(head -1 "$T/cap.out")
-	[ -n "$TPID" ]
-}
-
 # info SNAP: mt-decode's summary of SNAP into $output
 info() {
 	run mt-decode --info "$1"

@@ -42,6 +42,18 @@ wait_capture() {
 	CAP_STATUS=$(cat "$T/cap.status")
 }
 
+# wait_pid_line [FILE]: TPID = the first line of FILE (default
+# $T/cap.out), where the loop target prints its pid (30 s at most).
+wait_pid_line() {
+	local i f=${1:-$T/cap.out}
+	for i in $(seq 300); do
+		[ -s "$f" ] && break
+		sleep 0.1
+	done
+	TPID=$(head -1 "$f")
+	[ -n "$TPID" ]
+}
+
 # not_stopped_nor_traced PID: the process runs free.
 not_stopped_nor_traced() {
 	local st tr
