@@ -537,6 +537,22 @@ oldest_in_rings(struct mt_cap *c)
 	return oldest == UINT64_MAX ? 0 : oldest;
 }
 
+/* The sideband and the PT events' own records, to perf time @before. */
+static void
+pt_trim(struct mt_cap *c, uint64_t before)
+{
+	size_t i;
+
+	(void)mt_cap_trim_sideband(c, before);
+	for (i = 0; i < mt_cap_nbufs(c); i++) {
+		struct pt_buf *pb = mt_cap_buf(c, i)->bk;
+
+		if (pb != NULL)
+			pb->sb.len = mt_sbev_trim_buf(pb->sb.p, pb->sb.len,
+			    PT_SAMPLE_TYPE, before);
+	}
+}
+
 static int
 pt_run(struct mt_cap *c)
 {
@@ -559,7 +575,7 @@ pt_run(struct mt_cap *c)
 		last = now;
 		oldest = oldest_in_rings(c);
 		if (oldest > 1000000000ull)
-			(void)mt_cap_trim_sideband(c, oldest - 1000000000ull);
+			pt_trim(c, oldest - 1000000000ull);
 	}
 	return ev;
 }

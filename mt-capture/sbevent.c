@@ -439,11 +439,12 @@ mt_sbev_timeconv(const struct mt_sbev *s, struct mt_snap_timeconv *tc)
 	return 0;
 }
 
+/* A record that only tells what happened then: switches, AUX updates. */
 static int
 is_old_switch(const struct mt_sb_rec *r, uint64_t before)
 {
-	return (r->type == MT_SB_SWITCH || r->type == MT_SB_SWITCH_CPU_WIDE) &&
-	    r->has_id && r->id.time < before;
+	return (r->type == MT_SB_SWITCH || r->type == MT_SB_SWITCH_CPU_WIDE ||
+	    r->type == MT_SB_AUX) && r->has_id && r->id.time < before;
 }
 
 size_t

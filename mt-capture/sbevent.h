@@ -68,8 +68,9 @@ size_t mt_sbev_trim(struct mt_sbev *s, uint64_t before);
 
 /*
  * The same on @len bytes of records at @p with @sample_type (kept records
- * are moved to the front).  Stops at a malformed record, keeping the
- * rest.  Returns the new length.
+ * are moved to the front), AUX records (the PT events' own rings) counted
+ * with the switches.  Stops at a malformed record, keeping the rest.
+ * Returns the new length.
  */
 size_t mt_sbev_trim_buf(uint8_t *p, size_t len, uint64_t sample_type,
     uint64_t before);

@@ -129,6 +129,8 @@ trim_keeps_state_and_recent_switches(void)
 	put(&w, MT_SB_SWITCH, 10, 4);
 	put(&w, MT_SB_COMM, 11, 5);
 	put(&w, MT_SB_SWITCH, 11, 6);
+	put(&w, MT_SB_AUX, 10, 7);
+	put(&w, MT_SB_AUX, 10, 8);
 	put(&w, MT_SB_SWITCH, 10, 20);
 	put(&w, MT_SB_SWITCH, 11, 30);
 	n = mt_sbev_trim_buf(w.p, w.len, ST, 10);
@@ -138,12 +140,13 @@ trim_keeps_state_and_recent_switches(void)
 		char one[32];
 
 		snprintf(one, sizeof(one), "%s%s/%u@%llu", got[0] ? " " : "",
-		    rec.type == MT_SB_COMM ? "comm" : "sw", rec.id.tid,
-		    (unsigned long long)rec.id.time);
+		    rec.type == MT_SB_COMM ? "comm" : rec.type == MT_SB_AUX ?
+		    "aux" : "sw", rec.id.tid, (unsigned long long)rec.id.time);
 		strcat(got, one);
 	}
-	/* every COMM; per thread the last switch before 10, then all */
-	CHECK_STR(got, "comm/10@1 sw/10@4 comm/11@5 sw/11@6 sw/10@20 "
+	/* every COMM; per thread the last switch or AUX before 10, then
+	 * all */
+	CHECK_STR(got, "comm/10@1 comm/11@5 sw/11@6 aux/10@8 sw/10@20 "
 	    "sw/11@30");
 	/* again: nothing more to drop */
 	CHECK(mt_sbev_trim_buf(w.p, n, ST, 10) == n);
