@@ -267,12 +267,13 @@ resume_now(struct mt_emu_trace *t, struct thr *th, int sig)
 		th->gone = 1;
 		return;
 	}
-	if (th->gstop) {
-		/* Stopped it stays: the next report is its SIGCONT. */
-		ptrace(PTRACE_LISTEN, th->tid, NULL, NULL);
+	/* Stopped it stays: the next report is its SIGCONT.  (Should the
+	 * kernel refuse, it is stepped on as before.) */
+	if (th->gstop && ptrace(PTRACE_LISTEN, th->tid, NULL, NULL) == 0) {
 		th->running = 1;
 		return;
 	}
+	th->gstop = 0;
 	th->injected = sig;
 	if (th->mode == M_NATIVE) {
 		ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)sig);
