@@ -417,3 +417,27 @@ mt_sb_write(struct mt_wbuf *w, const struct mt_sb_rec *rec,
 		return w->err;
 	return (int)size;
 }
+
+int
+mt_sb_retime(uint8_t *p, size_t len, uint64_t sample_type,
+    uint64_t (*fn)(void *arg, uint64_t time), void *arg)
+{
+	struct mt_sb_reader r;
+	struct mt_sb_rec rec;
+	size_t at = (sample_type & MT_SB_ST_TID) ? 8 : 0;
+	size_t idsz = mt_sb_id_size(sample_type);
+	int rc, n = 0;
+
+	if (!(sample_type & MT_SB_ST_TIME))
+		return 0;
+	mt_sb_reader_init(&r, p, len, sample_type, 1, 0);
+	while ((rc = mt_sb_next(&r, &rec)) == 0) {
+		if (!rec.has_id)
+			continue;
+		/* The trailer ends the record; TIME follows TID in it. */
+		mt_put_le64(p + rec.off + rec.size - idsz + at,
+		    fn(arg, rec.id.time));
+		n++;
+	}
+	return rc == MT_EOS ? n : rc;
+}

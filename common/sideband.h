@@ -225,6 +225,15 @@ size_t mt_sb_id_size(uint64_t sample_type);
 int mt_sb_write(struct mt_wbuf *w, const struct mt_sb_rec *rec,
     uint64_t sample_type);
 
+/*
+ * Replace, in place, the sample_id time of each record of @p[0..@len)
+ * that has one (a trailer, and TIME in @sample_type) by @fn(@arg, time).
+ * Returns the number of records changed, or the reader's error at the
+ * first bad record (those before it are changed).
+ */
+int mt_sb_retime(uint8_t *p, size_t len, uint64_t sample_type,
+    uint64_t (*fn)(void *arg, uint64_t time), void *arg);
+
 /* Name of a record type, e.g. "MMAP2"; "unknown" for others. */
 const char *mt_sb_type_name(uint32_t type);
 

@@ -327,6 +327,46 @@ corrupt_records_fail_with_offset(void)
 	CHECK_STR(mt_sb_type_name(999), "unknown");
 }
 
+static uint64_t
+plus_1000(void *arg, uint64_t t)
+{
+	(*(int *)arg)++;
+	return t + 1000;
+}
+
+static void
+retime_changes_only_times(void)
+{
+	struct mt_wbuf w;
+	struct mt_sb_reader rd;
+	struct mt_sb_rec r;
+	uint64_t want = 10;
+	int calls = 0;
+
+	mt_wbuf_init(&w);
+	write_sample_set(&w);
+	CHECK_EQ_U64(mt_sb_retime(w.p, w.len, ST_PT, plus_1000, &calls), 6);
+	CHECK_EQ_U64(calls, 6);
+	mt_sb_reader_init(&rd, w.p, w.len, ST_PT, 1, 0);
+	while (mt_sb_next(&rd, &r) == 0) {
+		CHECK_EQ_U64(r.id.time, 1000 + want++);
+		CHECK_EQ_U64(r.id.tid, 101);
+		CHECK_EQ_U64(r.id.cpu, 3);
+		if (r.type == MT_SB_MMAP2)
+			CHECK_STR(r.u.mmap.filename, "/usr/bin/prog");
+		if (r.type == MT_SB_FORK)	/* the body's time stays */
+			CHECK_EQ_U64(r.u.task.time, 13);
+	}
+	CHECK_EQ_U64(want, 16);
+	/* Without TIME in the layout there is nothing to change. */
+	CHECK_EQ_U64(mt_sb_retime(w.p, w.len, ST_PT & ~MT_SB_ST_TIME,
+	    plus_1000, &calls), 0);
+	/* A bad record stops it with the reader's error. */
+	CHECK(mt_sb_retime(w.p, w.len - 4, ST_PT, plus_1000, &calls) ==
+	    -MT_E_TRUNC);
+	mt_wbuf_release(&w);
+}
+
 int
 main(void)
 {
@@ -336,5 +376,6 @@ main(void)
 	TEST(write_rejects_bad_records);
 	TEST(truncation_at_every_offset);
 	TEST(corrupt_records_fail_with_offset);
+	TEST(retime_changes_only_times);
 	return tap_done();
 }
