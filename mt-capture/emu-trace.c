@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <x86intrin.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 
@@ -96,9 +97,46 @@ struct mt_emu_trace {
 	struct timespec t_start;	/* when stepping began */
 	int stepping_timed;		/* t_start is set */
 	struct mt_emu_trace_stats st;
+	struct mt_emu_ckpt *ck;		/* clock points (emu-trace.h) */
+	size_t nck, capck;
 	char *msg;			/* run()'s message buffer */
 	size_t msgsz;
 };
+
+/*
+ * Note a clock point at virtual tick @clock (never before the previous
+ * point's).  Past 1M points the later ones are not kept: their mappings
+ * then take the clock of the snapshot.
+ */
+static void
+ckpt_add(struct mt_emu_trace *t, uint64_t clock)
+{
+	struct timespec now;
+	struct mt_emu_ckpt *c;
+
+	if (t->nck == t->capck) {
+		size_t n = t->capck ? 2 * t->capck : 64;
+
+		if (n > (1u << 20) || (c = realloc(t->ck, n * sizeof(*c))) ==
+		    NULL)
+			return;
+		t->ck = c;
+		t->capck = n;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	c = &t->ck[t->nck++];
+	c->mono = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	c->host_tsc = __rdtsc();
+	c->clock = t->nck > 1 && c[-1].clock > clock ? c[-1].clock : clock;
+}
+
+size_t
+mt_emu_trace_ckpts(const struct mt_emu_trace *t,
+    const struct mt_emu_ckpt **ck)
+{
+	*ck = t->ck;
+	return t->nck;
+}
 
 static double
 ts_diff(const struct timespec *a, const struct timespec *b)
@@ -328,6 +366,7 @@ start_step(struct mt_emu_trace *t, struct thr *th, uint64_t ip)
 	if (!t->stepping_timed) {
 		clock_gettime(CLOCK_MONOTONIC, &t->t_start);
 		t->stepping_timed = 1;
+		ckpt_add(t, t->clock);
 	}
 	gt(t, th->tid, "start", 0, ip);
 	if (th->pt != NULL)
@@ -595,6 +634,9 @@ retire(struct mt_emu_trace *t, struct thr *th, const struct mt_emu_insn *in,
 		    th->sysno == SYS_mprotect || th->sysno == SYS_mremap) {
 			if ((p = proc_find(t, th->pid)) != NULL)
 				mt_emu_code_flush(p->code);
+			/* The mapping changed during the call: from its
+			 * tick on, as far as the trace can tell. */
+			ckpt_add(t, th->sys_clock);
 		}
 		{
 			struct timespec now;
@@ -860,6 +902,7 @@ mt_emu_trace_free(struct mt_emu_trace *t)
 	for (i = 0; i < t->nprocs; i++)
 		mt_emu_code_free(t->procs[i].code);
 	free(t->thr);
+	free(t->ck);
 	free(t);
 }
 

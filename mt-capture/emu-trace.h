@@ -66,6 +66,19 @@ struct mt_emu_trace_opts {
 				 * 0: never */
 };
 
+/*
+ * A point where the virtual clock and the real clocks were read together:
+ * stepping began, or a thread returned from mmap, munmap, mprotect or
+ * mremap.  The sideband's records carry real perf times; these points
+ * turn them into virtual times (emu.c).
+ */
+struct mt_emu_ckpt {
+	uint64_t mono;		/* CLOCK_MONOTONIC ns */
+	uint64_t host_tsc;	/* the host's TSC */
+	uint64_t clock;		/* virtual TSC: a mapping made by then is in
+				 * place from this tick on */
+};
+
 /* Counters, for docs and --verbose. */
 struct mt_emu_trace_stats {
 	uint64_t steps;		/* single-step stops handled */
@@ -124,6 +137,10 @@ void mt_emu_trace_detach(struct mt_emu_trace *t);
 
 /* The virtual clock now (TSC ticks). */
 uint64_t mt_emu_trace_clock(const struct mt_emu_trace *t);
+
+/* The clock points so far, oldest first (*@ck valid until the next step). */
+size_t mt_emu_trace_ckpts(const struct mt_emu_trace *t,
+    const struct mt_emu_ckpt **ck);
 
 const struct mt_emu_trace_stats *mt_emu_trace_stats(
     const struct mt_emu_trace *t);

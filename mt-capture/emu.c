@@ -25,6 +25,8 @@
 #include "emu-trace.h"
 #include "err.h"
 #include "proc.h"
+#include "sideband.h"
+#include "snap.h"
 
 #define SYNTH_TSC0 (1ull << 32)	/* synthetic clock's first tick */
 
@@ -293,11 +295,46 @@ meta_u64(struct mt_snap *s, const char *key, uint64_t v)
 	return mt_snap_add_meta(s, key, buf);
 }
 
+/* What virtual_time() converts with. */
+struct retime {
+	const struct mt_snap_timeconv *tc;	/* the snapshot's */
+	int real_tsc;		/* tc is the kernel's: host TSC to perf ns */
+	const struct mt_emu_ckpt *ck;	/* clock points, oldest first */
+	size_t nck;
+	uint64_t now;		/* virtual clock at the snapshot */
+};
+
+/*
+ * The virtual perf time of a sideband record made at real perf time @t:
+ * that of the first clock point at or after it (the return from the
+ * mmap that made the record), else of the snapshot.
+ */
+static uint64_t
+virtual_time(void *arg, uint64_t t)
+{
+	const struct retime *rt = arg;
+	size_t lo = 0, hi = rt->nck;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		uint64_t real = rt->real_tsc ? mt_snap_tsc_to_ns(rt->tc,
+		    rt->ck[m].host_tsc) : rt->ck[m].mono;
+
+		if (real < t)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return mt_snap_tsc_to_ns(rt->tc, lo < rt->nck ? rt->ck[lo].clock :
+	    rt->now);
+}
+
 static int
 emu_annotate(struct mt_cap *c, struct mt_snap *s)
 {
 	struct emu *e = mt_cap_priv(c);
 	const struct mt_emu_trace_stats *st = mt_emu_trace_stats(e->tr);
+	struct retime rt;
 	char buf[64];
 	size_t i;
 	int rc;
@@ -326,6 +363,18 @@ emu_annotate(struct mt_cap *c, struct mt_snap *s)
 		if (s->triggers[i].index < e->nsnap)
 			s->triggers[i].time = mt_snap_tsc_to_ns(&s->timeconv,
 			    e->stop_tsc[s->triggers[i].index]);
+	/*
+	 * The sideband's records likewise: a library mapped over another
+	 * (dlclose, dlopen) must replace it in the decoder's image at the
+	 * point of the trace where the mmap returned (epochs in mt-decode).
+	 */
+	rt.tc = &s->timeconv;
+	rt.real_tsc = e->real_tsc;
+	rt.nck = mt_emu_trace_ckpts(e->tr, &rt.ck);
+	rt.now = mt_emu_trace_clock(e->tr);
+	for (i = 0; i < s->nsideband; i++)
+		(void)mt_sb_retime(s->sideband[i].data, s->sideband[i].len,
+		    s->sideband[i].sample_type, virtual_time, &rt);
 	snprintf(buf, sizeof(buf), "%.0f", st->seconds > 0 ?
 	    (double)st->steps / st->seconds : 0.0);
 	if ((rc = mt_snap_add_meta(s, "emulate-clock",
