@@ -54,20 +54,25 @@ struct dec_run {
 	uint32_t *seen;		/* tids whose thread record was written */
 	size_t nseen;
 	/* Parallel decode (parallel.c): a worker's own copies of the
-	 * images; NULL: image_set_image(). */
-	struct pt_image *(*image)(void *arg, uint32_t pid);
+	 * images; NULL: image_set_image_at(). */
+	struct pt_image *(*image)(void *arg, uint32_t pid, uint64_t time,
+	    uint64_t *next);
 	void *image_arg;
 	struct decode_progress *prog;	/* NULL: none (and in workers) */
 	int cfg;		/* 1: the buffer goes through cfg.h */
 	int cfg_full;		/* cfg.h gave up: its cache was full */
 };
 
-/* The image of @pid for this run (a worker's copy under -j). */
+/*
+ * The image of @pid at @time for this run (a worker's copy under -j);
+ * *@next: when another image takes over (image_set_image_at()).
+ */
 static struct pt_image *
-dec_image(const struct dec_run *r, uint32_t pid)
+dec_image(const struct dec_run *r, uint32_t pid, uint64_t time,
+    uint64_t *next)
 {
-	return r->image ? r->image(r->image_arg, pid) :
-	    image_set_image(r->is, pid);
+	return r->image ? r->image(r->image_arg, pid, time, next) :
+	    image_set_image_at(r->is, pid, time, next);
 }
 
 struct dec_buf;
@@ -86,6 +91,7 @@ struct dec_buf {
 	uint32_t pid, tid;	/* the thread running now */
 	uint64_t icount;	/* instructions decoded (relative time) */
 	uint64_t now;		/* perf ns of the current position */
+	uint64_t img_next;	/* now from which the image changes */
 	uint64_t last_t;	/* time of the last record written */
 	uint64_t last_ip;	/* last instruction decoded */
 	uint64_t clk_tsc;	/* TSC dec_clock last converted, if clk_ok */
@@ -108,6 +114,16 @@ struct dec_buf {
 	uint64_t run_last;	/* its last record's time (or its start) */
 	int run_ev;		/* it has an event */
 };
+
+/* Give @b's decoder the image of its process at its time. */
+static int
+dec_set_image(struct dec_buf *b)
+{
+	struct pt_image *img = dec_image(b->r, b->pid, b->now, &b->img_next);
+
+	return img != NULL && pt_blk_set_image(b->dec, img) >= 0 ? 0 :
+	    -MT_E_IPT;
+}
 
 /*
  * The block decoder's calls: libipt's, or the cached decoder's (cfg.h),
@@ -350,7 +366,7 @@ dec_switch(struct dec_buf *b)
 	}
 	b->tid = c->sw[b->swi - 1].tid;
 	b->pid = c->sw[b->swi - 1].pid;
-	rc = pt_blk_set_image(b->dec, dec_image(b->r, b->pid));
+	rc = dec_set_image(b);
 	if (rc < 0)
 		return -MT_E_IPT;
 	/* The branch pending belonged to the thread switched out. */
@@ -671,6 +687,9 @@ dec_clock(struct dec_buf *b)
 	t = dec_tsc_ns(&b->r->s->timeconv, tsc);
 	if (t > b->now)
 		b->now = t;
+	/* A library unloaded and another mapped there (epochs.h). */
+	if (b->now >= b->img_next)
+		(void)dec_set_image(b);
 }
 
 static void
@@ -944,7 +963,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		b.dec = pt_blk_alloc_decoder(&cfg);
 		if (b.dec == NULL)
 			return -MT_E_NOMEM;
-		if (pt_blk_set_image(b.dec, dec_image(r, b.pid)) < 0) {
+		if (dec_set_image(&b) < 0) {
 			rc = -MT_E_IPT;
 			goto out;
 		}
@@ -1159,9 +1178,9 @@ dec_has_switches(const struct dec_run *r)
 }
 
 static struct pt_image *
-dec_view_image(void *arg, uint32_t pid)
+dec_view_image(void *arg, uint32_t pid, uint64_t time, uint64_t *next)
 {
-	return image_view_image(arg, pid);
+	return image_view_image_at(arg, pid, time, next);
 }
 
 /*
@@ -1412,7 +1431,7 @@ out:
  */
 struct dec_run *
 dec_fork(const struct dec_run *r, struct pt_image *(*image)(void *,
-    uint32_t), void *image_arg)
+    uint32_t, uint64_t, uint64_t *), void *image_arg)
 {
 	struct dec_run *c = malloc(sizeof(*c));
 
@@ -1478,7 +1497,7 @@ dec_seg_sig(const struct dec_run *r, size_t i, uint64_t psb, uint64_t after,
 		return -1;
 	memset(&b, 0, sizeof(b));
 	b.dec = dec;
-	st = pt_blk_set_image(dec, dec_image(r, pid));
+	st = pt_blk_set_image(dec, dec_image(r, pid, 0, &b.img_next));
 	if (st >= 0)
 		st = pt_blk_sync_set(dec, psb);
 	if (st < 0 || (after == 0 && !(st & pts_event_pending)))

@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "elffile.h"
+#include "epochs.h"
 #include "err.h"
 #include "fde.h"
 #include "image.h"
@@ -27,7 +28,10 @@ struct image_proc {
 	uint32_t pid;
 	struct pt_image *img;
 	int *isids;		/* sections added to img, in order */
+	uint64_t *times;	/* when each was mapped (perf ns), 0: always */
 	size_t nisids;
+	struct epochs ep;	/* img over time (epochs.h) */
+	int ep_built;		/* ep is up to date */
 };
 
 /* A section of the cache: isid i + 1 is secs[i] (image_view_new). */
@@ -240,25 +244,39 @@ image_add_file(struct image_set *is, const char *file, uint64_t off,
 	return isid;
 }
 
-/* Add section @isid to process @p's image, and to its log. */
+/*
+ * Add section @isid, mapped at @time (0: always), to process @p's image
+ * and to its log.
+ */
 static int
-image_proc_add(struct image_set *is, struct image_proc *p, int isid)
+image_proc_add(struct image_set *is, struct image_proc *p, int isid,
+    uint64_t time)
 {
 	int *n = grow(p->isids, p->nisids, sizeof(*n));
+	uint64_t *t;
 
 	if (n == NULL)
 		return -MT_E_NOMEM;
 	p->isids = n;
+	t = grow(p->times, p->nisids, sizeof(*t));
+	if (t == NULL)
+		return -MT_E_NOMEM;
+	p->times = t;
+	p->times[p->nisids] = time;
 	p->isids[p->nisids++] = isid;
+	p->ep_built = 0;
 	return pt_image_add_cached(p->img, is->isc, isid, NULL) < 0 ?
 	    -MT_E_IPT : 0;
 }
 
 static struct image_proc *image_proc(struct image_set *is, uint32_t pid);
 
-/* Add section @isid to @pid's image, or to every image if @pid is 0. */
+/*
+ * Add section @isid, mapped at @time (0: always), to @pid's image, or to
+ * every image if @pid is 0.
+ */
 static int
-image_map(struct image_set *is, uint32_t pid, int isid)
+image_map(struct image_set *is, uint32_t pid, int isid, uint64_t time)
 {
 	struct image_proc *p;
 	size_t i;
@@ -272,14 +290,14 @@ image_map(struct image_set *is, uint32_t pid, int isid)
 		is->glob = g;
 		is->glob[is->nglob++].isid = isid;
 		for (i = 0; i < is->nprocs; i++) {
-			rc = image_proc_add(is, &is->procs[i], isid);
+			rc = image_proc_add(is, &is->procs[i], isid, 0);
 			if (rc < 0)
 				return rc;
 		}
 		return 0;
 	}
 	p = image_proc(is, pid);
-	return p == NULL ? -MT_E_NOMEM : image_proc_add(is, p, isid);
+	return p == NULL ? -MT_E_NOMEM : image_proc_add(is, p, isid, time);
 }
 
 /* The process @pid, made on first use with the global sections. */
@@ -305,7 +323,7 @@ image_proc(struct image_set *is, uint32_t pid)
 	is->nprocs++;
 	/* (A section libipt refuses here is refused in every view too.) */
 	for (i = 0; i < is->nglob; i++)
-		if (image_proc_add(is, p, is->glob[i].isid) == -MT_E_NOMEM)
+		if (image_proc_add(is, p, is->glob[i].isid, 0) == -MT_E_NOMEM)
 			return NULL;
 	return p;
 }
@@ -316,6 +334,51 @@ image_set_image(struct image_set *is, uint32_t pid)
 	struct image_proc *p = image_proc(is, pid);
 
 	return p != NULL ? p->img : NULL;
+}
+
+/* Build the epochs of @p's log with the sections of cache @isc. */
+static int
+image_epochs(struct image_set *is, const struct image_proc *p,
+    struct pt_image_section_cache *isc, struct epochs *ep)
+{
+	struct epoch_sec *es;
+	size_t i;
+	int rc;
+
+	es = malloc((p->nisids + 1) * sizeof(*es));
+	if (es == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; i < p->nisids; i++) {
+		const struct image_sec *sec = &is->secs[p->isids[i] - 1];
+
+		es[i].isid = p->isids[i];
+		es[i].time = p->times[i];
+		es[i].vaddr = sec->vaddr;
+		es[i].size = sec->size;
+	}
+	rc = epochs_build(ep, es, p->nisids, isc);
+	free(es);
+	return rc;
+}
+
+struct pt_image *
+image_set_image_at(struct image_set *is, uint32_t pid, uint64_t time,
+    uint64_t *next)
+{
+	struct image_proc *p = image_proc(is, pid);
+	struct pt_image *img;
+
+	*next = UINT64_MAX;
+	if (p == NULL)
+		return NULL;
+	if (!p->ep_built) {
+		epochs_release(&p->ep);
+		if (image_epochs(is, p, is->isc, &p->ep) < 0)
+			return NULL;
+		p->ep_built = 1;
+	}
+	img = epochs_at(&p->ep, time, next);
+	return img != NULL ? img : p->img;
 }
 
 int
@@ -555,7 +618,7 @@ missing:
 int
 image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
     uint64_t len, uint64_t pgoff, const uint8_t *buildid, size_t bidlen,
-    const char *path)
+    const char *path, uint64_t time)
 {
 	char buf[4096];
 	const char *file;
@@ -583,7 +646,7 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 	if (rc <= 0)
 		return rc;
 	isid = image_add_file(is, file, base + pgoff, len, start);
-	if (isid < 0 || image_map(is, pid, isid) < 0) {
+	if (isid < 0 || image_map(is, pid, isid, time) < 0) {
 		mt_elf_free(e);
 		return image_warn(is, "cannot map '%s' at 0x%llx", path,
 		    (unsigned long long)start);
@@ -618,7 +681,7 @@ image_add_blobs(struct image_set *is)
 		    b->len, b->addr);
 		if (isid < 0)
 			return -MT_E_IPT;
-		rc = image_map(is, b->pid, isid);
+		rc = image_map(is, b->pid, isid, 0);
 		if (rc < 0)
 			return rc;
 		/* Adjacent pieces of one named blob make one module. */
@@ -775,7 +838,7 @@ image_set_new(struct image_set **out, const struct mt_snap *s,
 			continue;
 		rc = image_set_add_mapping(is, m->pid, m->start,
 		    m->end - m->start, m->pgoff, m->build_id, m->build_id_len,
-		    m->path);
+		    m->path, 0);
 	}
 	if (rc < 0) {
 		image_set_free(is);
@@ -795,6 +858,8 @@ image_set_free(struct image_set *is)
 	for (i = 0; i < is->nprocs; i++) {
 		pt_image_free(is->procs[i].img);
 		free(is->procs[i].isids);
+		free(is->procs[i].times);
+		epochs_release(&is->procs[i].ep);
 	}
 	pt_iscache_free(is->isc);
 	for (i = 0; i < is->nelfs; i++)
@@ -829,8 +894,29 @@ struct image_view {
 	struct pt_image_section_cache *isc;
 	uint32_t *pids;
 	struct pt_image **img;
+	struct epochs *ep;	/* img[i] over time, built on first use */
+	uint8_t *ep_built;
 	size_t nimg;
 };
+
+/* Room for one more epochs entry in @v (zeroed: not built). */
+static int
+view_grow_epochs(struct image_view *v)
+{
+	struct epochs *ep = grow(v->ep, v->nimg, sizeof(*ep));
+	uint8_t *b;
+
+	if (ep == NULL)
+		return -MT_E_NOMEM;
+	v->ep = ep;
+	memset(&v->ep[v->nimg], 0, sizeof(*ep));
+	b = grow(v->ep_built, v->nimg, sizeof(*b));
+	if (b == NULL)
+		return -MT_E_NOMEM;
+	v->ep_built = b;
+	v->ep_built[v->nimg] = 0;
+	return 0;
+}
 
 int
 image_view_new(struct image_view **out, struct image_set *is)
@@ -883,6 +969,8 @@ image_view_image(struct image_view *v, uint32_t pid)
 	if (ni == NULL)
 		return NULL;
 	v->img = ni;
+	if (view_grow_epochs(v) < 0)
+		return NULL;
 	img = pt_image_alloc(NULL);
 	if (img == NULL)
 		return NULL;
@@ -894,6 +982,28 @@ image_view_image(struct image_view *v, uint32_t pid)
 	return img;
 }
 
+struct pt_image *
+image_view_image_at(struct image_view *v, uint32_t pid, uint64_t time,
+    uint64_t *next)
+{
+	struct pt_image *img = image_view_image(v, pid), *e;
+	size_t i;
+
+	*next = UINT64_MAX;
+	if (img == NULL)
+		return NULL;
+	for (i = 0; v->pids[i] != pid; i++)
+		;
+	if (!v->ep_built[i]) {
+		if (image_epochs(v->is, image_proc(v->is, pid), v->isc,
+		    &v->ep[i]) < 0)
+			return NULL;
+		v->ep_built[i] = 1;
+	}
+	e = epochs_at(&v->ep[i], time, next);
+	return e != NULL ? e : img;
+}
+
 void
 image_view_free(struct image_view *v)
 {
@@ -901,8 +1011,12 @@ image_view_free(struct image_view *v)
 
 	if (v == NULL)
 		return;
-	for (i = 0; i < v->nimg; i++)
+	for (i = 0; i < v->nimg; i++) {
 		pt_image_free(v->img[i]);
+		epochs_release(&v->ep[i]);
+	}
+	free(v->ep);
+	free(v->ep_built);
 	pt_iscache_free(v->isc);
 	free(v->pids);
 	free(v->img);

@@ -52,15 +52,27 @@ int image_set_new(struct image_set **out, const struct mt_snap *s,
 void image_set_free(struct image_set *is);
 
 /*
- * Add a mapping seen in the sideband (MMAP/MMAP2) for @pid.  @path and
- * @buildid (binary, @bidlen bytes, 0 unknown) are copied.
+ * Add a mapping seen in the sideband (MMAP/MMAP2) for @pid at @time (perf
+ * ns; 0: unknown, mapped from the start).  @path and @buildid (binary,
+ * @bidlen bytes, 0 unknown) are copied.  A mapping over other code
+ * mapped before it replaces that code from @time on (epochs.h).
  */
 int image_set_add_mapping(struct image_set *is, uint32_t pid,
     uint64_t start, uint64_t len, uint64_t pgoff, const uint8_t *buildid,
-    size_t bidlen, const char *path);
+    size_t bidlen, const char *path, uint64_t time);
 
-/* The image of @pid (created on first use with the global sections). */
+/*
+ * The image of @pid (created on first use with the global sections):
+ * every mapping, the latest where they overlap.
+ */
 struct pt_image *image_set_image(struct image_set *is, uint32_t pid);
+/*
+ * The image of @pid at @time: the code mapped then (epochs.h); *@next
+ * gets the time from which another image applies (UINT64_MAX: none).
+ * NULL: out of memory.
+ */
+struct pt_image *image_set_image_at(struct image_set *is, uint32_t pid,
+    uint64_t time, uint64_t *next);
 struct pt_image_section_cache *image_set_iscache(struct image_set *is);
 
 /* Mappings, in the order added. */
@@ -86,6 +98,9 @@ struct image_view;
 int image_view_new(struct image_view **out, struct image_set *is);
 /* The image of @pid in @v, made as the set's; NULL: out of memory. */
 struct pt_image *image_view_image(struct image_view *v, uint32_t pid);
+/* The image of @pid at @time in @v, as image_set_image_at(). */
+struct pt_image *image_view_image_at(struct image_view *v, uint32_t pid,
+    uint64_t time, uint64_t *next);
 void image_view_free(struct image_view *v);
 
 /*

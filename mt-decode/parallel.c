@@ -66,7 +66,7 @@ struct par {
 /* A worker's copies of the images it has needed. */
 struct par_worker {
 	struct par *p;
-	uint32_t *pids;
+	const void **srcs;	/* the set image each img copies */
 	struct pt_image **img;
 	size_t nimg;
 	struct image_view *view;	/* timed: the current unit's */
@@ -74,27 +74,34 @@ struct par_worker {
 };
 
 static struct pt_image *
-par_image(void *arg, uint32_t pid)
+par_image(void *arg, uint32_t pid, uint64_t time, uint64_t *next)
 {
 	struct par_worker *wk = arg;
 	struct pt_image *src, *img, **ni;
-	uint32_t *np;
+	const void **np;
 	size_t i;
 
+	pthread_mutex_lock(&wk->p->mu);
 	if (wk->view != NULL) {
-		pthread_mutex_lock(&wk->p->mu);
-		img = image_view_image(wk->view, pid);
+		img = image_view_image_at(wk->view, pid, time, next);
 		pthread_mutex_unlock(&wk->p->mu);
 		if (img == NULL)
 			wk->nomem = 1;
 		return img;
 	}
+	/* The worker's copy of the set's image for that time. */
+	src = image_set_image_at(wk->p->is, pid, time, next);
+	pthread_mutex_unlock(&wk->p->mu);
+	if (src == NULL) {
+		wk->nomem = 1;
+		return NULL;
+	}
 	for (i = 0; i < wk->nimg; i++)
-		if (wk->pids[i] == pid)
+		if (wk->srcs[i] == src)
 			return wk->img[i];
-	np = realloc(wk->pids, (wk->nimg + 1) * sizeof(*np));
+	np = realloc(wk->srcs, (wk->nimg + 1) * sizeof(*np));
 	if (np != NULL)
-		wk->pids = np;
+		wk->srcs = np;
 	ni = realloc(wk->img, (wk->nimg + 1) * sizeof(*ni));
 	if (ni != NULL)
 		wk->img = ni;
@@ -105,11 +112,9 @@ par_image(void *arg, uint32_t pid)
 		return NULL;
 	}
 	pthread_mutex_lock(&wk->p->mu);
-	src = image_set_image(wk->p->is, pid);
-	if (src != NULL)
-		pt_image_copy(img, src);
+	pt_image_copy(img, src);
 	pthread_mutex_unlock(&wk->p->mu);
-	wk->pids[wk->nimg] = pid;
+	wk->srcs[wk->nimg] = src;
 	wk->img[wk->nimg++] = img;
 	return img;
 }
@@ -582,7 +587,7 @@ par_stop(struct par *p, int jobs, pthread_t *th, struct par_worker *wk,
 		for (i = 0; i < wk[k].nimg; i++)
 			pt_image_free(wk[k].img[i]);
 		free(wk[k].img);
-		free(wk[k].pids);
+		free(wk[k].srcs);
 	}
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);

@@ -163,7 +163,8 @@ int par_stitch(struct par_stitch *ps, size_t i, size_t seg,
 
 /* Hooks implemented in decode.c for the workers. */
 struct dec_run *dec_fork(const struct dec_run *r,
-    struct pt_image *(*image)(void *arg, uint32_t pid), void *image_arg);
+    struct pt_image *(*image)(void *arg, uint32_t pid, uint64_t time,
+    uint64_t *next), void *image_arg);
 /* Decode @u into @w (stream of fd u->fd); threads in @seen came before. */
 int dec_fork_unit(struct dec_run *c, const struct dec_unit *u,
     struct dec_unit_res *res, struct mt_evw *w, struct decode_stats *st,

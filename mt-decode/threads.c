@@ -109,7 +109,8 @@ thr_record(struct thr_set *ts, const struct mt_snap_sideband *sb,
 		return image_set_add_mapping(is, r->u.mmap.pid,
 		    r->u.mmap.addr, r->u.mmap.len, r->u.mmap.pgoff,
 		    r->u.mmap.build_id, r->u.mmap.build_id_len,
-		    r->u.mmap.filename);
+		    r->u.mmap.filename, r->has_id &&
+		    (sb->sample_type & MT_SB_ST_TIME) ? r->id.time : 0);
 	case MT_SB_COMM:
 		return thr_add(ts, r->u.comm.pid, r->u.comm.tid,
 		    r->u.comm.comm);

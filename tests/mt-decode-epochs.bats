@@ -1,0 +1,97 @@
+#!/usr/bin/env bats
+# Code that replaces other code at the same addresses (issue 18 item 2):
+# tests/data/decode/dlreuse/dlreuse loads liba.so, calls into it, unloads
+# it and loads libb.so, which the loader maps where liba.so was (the
+# program checks and says so).  The decoder must decode each library's
+# calls against its own bytes, choosing the image by address and time
+# (the sideband's MMAP2 order): the calls and returns into the library
+# must number what the two libraries counted themselves.
+
+setup_file() {
+	export G="$BATS_FILE_TMPDIR"
+	local s="$MT_ROOT/tests/data/decode/dlreuse"
+	local cf="-O1 -fno-optimize-sibling-calls"
+	cc $cf -fPIC -shared -o "$G/liba.so" "$s/liba.c"
+	cc $cf -fPIC -shared -o "$G/libb.so" "$s/libb.c"
+	cc $cf -o "$G/dlreuse" "$s/dlreuse.c" -ldl
+}
+
+# truth KEY: the value of "KEY value" in the program's output
+truth() {
+	awk -v k="$1" '$1 == k { print $2 }' "$G/truth"
+}
+
+# The value of hex number s ("0x..." or bare digits); mawk has no strtonum.
+HEX='function h(s,   i, v) { v = 0; sub(/^0x/, "", s); s = tolower(s)
+	for (i = 1; i <= length(s); i++)
+		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+	return v }'
+
+# calls_into LO HI FILE: call records whose target is in [LO, HI)
+calls_into() {
+	awk -v lo="$1" -v hi="$2" "$HEX"'
+	    $1 == "call" && h($5) >= lo && h($5) < hi { n++ }
+	    END { print n + 0 }' "$3"
+}
+
+# rets_from LO HI FILE: return records from [LO, HI)
+rets_from() {
+	awk -v lo="$1" -v hi="$2" "$HEX"'
+	    $1 == "ret" && h($4) >= lo && h($4) < hi { n++ }
+	    END { print n + 0 }' "$3"
+}
+
+# calls_to ADDR FILE: call records whose target is ADDR
+calls_to() {
+	awk -v a="$1" "$HEX"'$1 == "call" && h($5) == a { n++ }
+	    END { print n + 0 }' "$2"
+}
+
+# offset LIB SYM: the vaddr of SYM in LIB (= its offset from the load
+# address)
+offset() {
+	echo $((0x$(nm "$G/$1" | awk -v s="$2" '$3 == s { print $1 }')))
+}
+
+# fn_end LIB SYM: the vaddr one past the end of function SYM in LIB
+fn_end() {
+	nm -S "$G/$1" | awk -v s="$2" '$4 == s { print "0x" $1, "0x" $2 }' |
+	    { read -r a n; echo $((a + n)); }
+}
+
+@test "mt-decode: a library loaded where an unloaded one was decodes against its own code (emulate)" {
+	cd "$G"
+	run mt-capture run -q -b emulate --start-at main -s 64M \
+	    -o dl.snap -- ./dlreuse ./liba.so ./libb.so
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" > truth
+	cat truth
+	# the loader really put libb.so where liba.so was
+	[ "$(truth reused)" = 1 ]
+	run mt-decode --stats -o dl.ev dl.snap
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"errors: 0"* ]]
+	base=$(($(truth base-a)))
+	lo=$((base + $(offset liba.so step) < base + $(offset libb.so step) ?
+	    base + $(offset liba.so step) : base + $(offset libb.so step)))
+	hi=$((base + $(fn_end liba.so work) > base + $(fn_end libb.so work) ?
+	    base + $(fn_end liba.so work) : base + $(fn_end libb.so work)))
+	want=$(($(truth calls-a) + $(truth calls-b)))
+	echo "calls counted by the libraries: $want"
+	# [lo, hi): from step() to the end of work(), in either library
+	run calls_into "$lo" "$hi" dl.ev
+	echo "calls decoded into them: $output"
+	[ "$output" -eq "$want" ]
+	run rets_from "$lo" "$hi" dl.ev
+	[ "$output" -eq "$want" ]
+	# each library's mid() is called 20 times, at its own address
+	run calls_to $((base + $(offset liba.so mid))) dl.ev
+	[ "$output" -eq 20 ]
+	run calls_to $((base + $(offset libb.so mid))) dl.ev
+	[ "$output" -eq 20 ]
+	# the same records decoded in one thread, and in parallel
+	mt-decode -j 1 -o dl1.ev dl.snap
+	cmp dl.ev dl1.ev
+	mt-decode -j 2 -o dl2.ev dl.snap
+	cmp dl.ev dl2.ev
+}
