@@ -2,7 +2,10 @@
 # A private sshd on 127.0.0.1 for the README's ssh and `parallel --sshlogin`
 # workflows: its own host key, client key, config and port, under $1.
 # sshd_start DIR sets SSH_WRAP (a `ssh` stand-in with the right options)
-# and SSH_LOGIN (user@127.0.0.1); sshd_stop DIR stops it.
+# and SSH_LOGIN (user@127.0.0.1); DIR/bin/ssh is `ssh` with the hosts
+# target, host1 and host2 at this sshd (put DIR/bin first in PATH), whose
+# sessions find mt's programs in PATH and use the build-id cache
+# DIR/cache; sshd_stop DIR stops it.
 
 sshd_start() {
 	local d=$1 port
@@ -24,6 +27,8 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 AcceptEnv MT_*
+Subsystem sftp internal-sftp
+SetEnv PATH=${MT_BUILD:-/nonexistent}/bin:/usr/local/bin:/usr/bin:/bin MT_CACHE_DIR=$d/cache
 EOC
 		# -D: stay in the foreground (daemon() fails in some sandboxes).
 		"$(command -v sshd || echo /usr/sbin/sshd)" -D -f "$d/sshd_config" \
@@ -36,6 +41,24 @@ exec ssh -F /dev/null -p $port -i $d/client_key -o BatchMode=yes \
     -o LogLevel=ERROR "\$@"
 EOC
 		chmod +x "$d/ssh"
+		# The README's host names (target, host1, host2) for commands
+		# run as written: $d/bin first in PATH gives ssh, scp and
+		# parallel this sshd.
+		mkdir -p "$d/bin"
+		cat > "$d/ssh_config" <<EOC
+Host target host1 host2
+	HostName 127.0.0.1
+	Port $port
+	User $(id -un)
+	IdentityFile $d/client_key
+	BatchMode yes
+	StrictHostKeyChecking no
+	UserKnownHostsFile /dev/null
+	LogLevel ERROR
+EOC
+		printf '#!/bin/sh\nexec /usr/bin/ssh -F %s "$@"\n' \
+		    "$d/ssh_config" > "$d/bin/ssh"
+		chmod +x "$d/bin/ssh"
 		SSH_WRAP="$d/ssh"
 		SSH_LOGIN="$(id -un)@127.0.0.1"
 		# Wait until it answers.
