@@ -611,6 +611,7 @@ read_symtab(struct mt_elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 		s.shndx = sym.st_shndx;
 		s.kind = type == STT_NOTYPE ? MT_ELF_SYM_NOTYPE :
 		    MT_ELF_SYM_FUNC;
+		s.ifunc = type == STT_GNU_IFUNC;
 		rc = cands_add(c, &s, GELF_ST_BIND(sym.st_info) == STB_GLOBAL ?
 		    0 : GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1 : 2);
 		if (rc < 0)
@@ -823,6 +824,7 @@ read_plt(struct mt_elf *e, struct cands *c, struct cands *plt)
 			s.name = name;	/* fixed up below */
 			s.shndx = (uint32_t)elf_ndxscn(scn);
 			s.kind = MT_ELF_SYM_PLT;
+			s.ifunc = 0;
 			if (cands_add(plt, &s, 0) < 0) {
 				free(rels);
 				return -MT_E_NOMEM;
@@ -899,6 +901,7 @@ load_syms(struct mt_elf *e)
 	}
 	for (i = 0, k = 0; i < c.n; i++) {
 		if (k > 0 && e->syms[k - 1].start == c.v[i].s.start) {
+			e->syms[k - 1].ifunc |= c.v[i].s.ifunc;
 			if (alias_cmp(&c.v[i], &c.v[best]) < 0) {
 				best = i;
 				e->syms[k - 1].alias = c.v[i].s.name;

@@ -66,6 +66,8 @@ struct mt_elf_sym {
 				 * before any file follows a symbol); NULL */
 	uint32_t shndx;		/* section index (symbols of one section) */
 	uint8_t kind;		/* enum mt_elf_sym_kind */
+	uint8_t ifunc;		/* 1: an STT_GNU_IFUNC symbol starts here:
+				 * this is its resolver */
 };
 
 /*

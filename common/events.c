@@ -484,6 +484,11 @@ parse_record(struct mt_evr *r, char **f, int nf, struct mt_ev *ev)
 		NEED(decode_str(f[4]) == 0, 4, "bad %%-escape");
 		ev->str[0] = f[3];
 		ev->str[1] = f[4];
+		ev->str[2] = NULL;
+		if (nf >= 6) {
+			NEED(decode_str(f[5]) == 0, 5, "bad %%-escape");
+			ev->str[2] = f[5];
+		}
 		return 0;
 	case MT_EV_LOC:
 		NEED(nf >= 4, nf, "missing field (loc ID ADDR FRAME...)");
@@ -873,6 +878,8 @@ mt_evw_write(struct mt_evw *w, const struct mt_ev *ev)
 		put_addr(w, ev->addr[0]);
 		put_str(w, ev->str[0]);
 		put_str(w, ev->str[1]);
+		if (ev->str[2] != NULL)
+			put_str(w, ev->str[2]);
 		break;
 	case MT_EV_LOC:
 		if (ev->nframes == 0 || ev->nframes > MT_EV_MAX_FRAMES)

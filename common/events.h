@@ -24,7 +24,8 @@ enum mt_ev_kind {
 	MT_EV_MOD,	/* pid, addr[0] start, addr[1] end, num pgoff,
 			 * str[0] build-id hex ("" unknown), str[1] path */
 	MT_EV_FILE,	/* id, str[0] path */
-	MT_EV_FN,	/* id, addr[0] start, str[0] dso, str[1] name */
+	MT_EV_FN,	/* id, addr[0] start, str[0] dso, str[1] name,
+			 * str[2] the IFUNC that picks it or NULL (1.2) */
 	MT_EV_LOC,	/* id, addr[0], frames[0..nframes) outermost first */
 	/* Events: time, tid, then the fields named. */
 	MT_EV_CALL,	/* addr[0] from (the call insn), addr[1] to */
@@ -69,7 +70,7 @@ struct mt_ev {
 	uint64_t addr[2];	/* addresses (see kind) */
 	uint32_t loc[2];	/* symbolized: loc id of addr[i], 0 none */
 	uint64_t num;		/* MOD pgoff, ERROR offset */
-	const char *str[2];	/* strings (see kind) */
+	const char *str[3];	/* strings (see kind) */
 	uint32_t nframes;	/* LOC */
 	struct mt_ev_frame frames[MT_EV_MAX_FRAMES];	/* LOC */
 };

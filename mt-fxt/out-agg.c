@@ -69,6 +69,28 @@ struct trig {
 	uint32_t what;		/* sym handle */
 };
 
+/* A latency histogram (--function). */
+struct hist {
+	uint64_t b[HIST_BUCKETS];	/* by floor(log2(ns)) + 1 */
+	uint64_t count, sum, min, max;	/* calls, ns */
+};
+
+static void
+hist_add(struct hist *h, uint64_t d)
+{
+	int b = 0;
+
+	while (b < HIST_BUCKETS - 1 && (d >> b) != 0)
+		b++;
+	h->b[b]++;
+	if (h->count == 0 || d < h->min)
+		h->min = d;
+	if (d > h->max)
+		h->max = d;
+	h->count++;
+	h->sum += d;
+}
+
 struct agg {
 	struct out *o;
 	int folded;		/* folded, else summary */
@@ -78,8 +100,11 @@ struct agg {
 	struct trig *trig;
 	uint32_t ntrig;
 	uint32_t fn;		/* --function name handle, 0 none */
-	uint64_t hist[HIST_BUCKETS];	/* by floor(log2(ns)) + 1 */
-	uint64_t hcount, hsum, hmin, hmax;
+	/*
+	 * --function NAME: [0] the frames named NAME, [1] the functions the
+	 * IFUNC NAME picked (then [0] is its resolver, not shown).
+	 */
+	struct hist h[2];
 };
 
 static uint32_t
@@ -276,19 +301,10 @@ agg_end(struct out *o, const struct sym_thread *t, uint64_t ts,
 	e = &at->st[--at->nst];
 	d = ts > e->start ? ts - e->start : 0;
 	a->n[e->node].total += d;
-	if (a->fn && f->name == a->fn) {
-		int b = 0;
-
-		while (b < HIST_BUCKETS - 1 && (d >> b) != 0)
-			b++;
-		a->hist[b]++;
-		if (a->hcount == 0 || d < a->hmin)
-			a->hmin = d;
-		if (d > a->hmax)
-			a->hmax = d;
-		a->hcount++;
-		a->hsum += d;
-	}
+	if (a->fn && f->name == a->fn)
+		hist_add(&a->h[0], d);
+	else if (a->fn && sym_ifunc_of(a->o->sym, f->name) == a->fn)
+		hist_add(&a->h[1], d);
 }
 
 static void
@@ -607,36 +623,39 @@ static void
 print_hist(struct agg *a)
 {
 	struct sink *s = a->o->sink;
+	/* An IFUNC: the implementation it picked, not its resolver. */
+	const struct hist *h = &a->h[a->h[1].count > 0];
 	uint64_t peak = 0;
 	int b, lo = -1, hi = -1;
 
-	sink_printf(s, "\nlatency of %s: %" PRIu64 " calls", a->o->opts->function,
-	    a->hcount);
-	if (a->hcount == 0) {
+	sink_printf(s, "\nlatency of %s%s: %" PRIu64 " calls",
+	    a->o->opts->function, h == &a->h[1] ? " (the implementation its "
+	    "IFUNC picked)" : "", h->count);
+	if (h->count == 0) {
 		sink_puts(s, "\n");
 		return;
 	}
 	sink_printf(s, ", min %" PRIu64 " ns, mean %" PRIu64 " ns, max %"
-	    PRIu64 " ns\n", a->hmin, a->hsum / a->hcount, a->hmax);
+	    PRIu64 " ns\n", h->min, h->sum / h->count, h->max);
 	for (b = 0; b < HIST_BUCKETS; b++) {
-		if (a->hist[b] == 0)
+		if (h->b[b] == 0)
 			continue;
 		if (lo < 0)
 			lo = b;
 		hi = b;
-		if (a->hist[b] > peak)
-			peak = a->hist[b];
+		if (h->b[b] > peak)
+			peak = h->b[b];
 	}
 	for (b = lo; b <= hi; b++) {
 		uint64_t from = b ? 1ull << (b - 1) : 0, to = 1ull << b;
-		unsigned bar = (unsigned)(a->hist[b] * 40 / peak), i;
+		unsigned bar = (unsigned)(h->b[b] * 40 / peak), i;
 		char bars[41];
 
 		for (i = 0; i < bar; i++)
 			bars[i] = '#';
 		bars[bar] = '\0';
 		sink_printf(s, "  [%12" PRIu64 ", %12" PRIu64 ") ns %10" PRIu64
-		    " %s\n", from, to, a->hist[b], bars);
+		    " %s\n", from, to, h->b[b], bars);
 	}
 }
 

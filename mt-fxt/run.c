@@ -261,7 +261,8 @@ definition(struct sym *sym, struct recon *rc, const struct mt_ev *ev,
 	case MT_EV_FILE:
 		return sym_add_file(sym, ev->id, ev->str[0]);
 	case MT_EV_FN:
-		return sym_add_fn(sym, ev->id, ev->addr[0], ev->str[1]);
+		return sym_add_fn(sym, ev->id, ev->addr[0], ev->str[1],
+		    ev->str[2]);
 	case MT_EV_LOC:
 		return sym_add_loc(sym, ev->id, ev->addr[0], ev->frames,
 		    ev->nframes);

@@ -59,6 +59,7 @@ struct sym {
 
 	struct idmap files;	/* file id -> string handle */
 	struct idmap fns;	/* fn id -> index + 1 in fnv */
+	struct idmap ifunc_of;	/* name handle -> its IFUNC's name handle */
 	struct fnent *fnv;
 	uint32_t nfn, capfn;
 	struct idmap locs;	/* loc id -> index + 1 in locv */
@@ -227,6 +228,7 @@ sym_free(struct sym *s)
 	idmap_release(&s->strmap);
 	idmap_release(&s->files);
 	idmap_release(&s->fns);
+	idmap_release(&s->ifunc_of);
 	free(s->fnv);
 	idmap_release(&s->locs);
 	free(s->locv);
@@ -367,14 +369,22 @@ sym_add_file(struct sym *s, uint32_t id, const char *path)
 }
 
 int
-sym_add_fn(struct sym *s, uint32_t id, uint64_t start, const char *name)
+sym_add_fn(struct sym *s, uint32_t id, uint64_t start, const char *name,
+    const char *ifunc)
 {
-	uint32_t h = sym_cintern(s, name), i;
+	uint32_t h = sym_cintern(s, name), i, c;
 
 	if (s->err)
 		return s->err;
 	if (h == 0)
 		h = sym_addr_name(s, start);
+	if (ifunc != NULL && ifunc[0] != '\0' && h != 0) {
+		c = sym_cintern(s, ifunc);
+		if (s->err)
+			return s->err;
+		if (c != 0 && idmap_put(&s->ifunc_of, h, c) < 0)
+			return -MT_E_NOMEM;
+	}
 	i = idmap_get(&s->fns, id);
 	if (i == 0) {
 		if (fxt_grow((void **)&s->fnv, &s->capfn, s->nfn + 1,
@@ -389,6 +399,12 @@ sym_add_fn(struct sym *s, uint32_t id, uint64_t start, const char *name)
 	s->fnv[i - 1].anon = name == NULL || name[0] == '\0' ||
 	    strncmp(name, "[unknown @ ", 11) == 0;
 	return 0;
+}
+
+uint32_t
+sym_ifunc_of(const struct sym *s, uint32_t name)
+{
+	return idmap_get(&s->ifunc_of, name);
 }
 
 int

@@ -70,7 +70,13 @@ int sym_error(const struct sym *s);
 /* Definitions.  Return 0, -MT_E_NOMEM, or -MT_E_CORRUPT for a loc
  * naming an undefined fn, or a duplicate id. */
 int sym_add_file(struct sym *s, uint32_t id, const char *path);
-int sym_add_fn(struct sym *s, uint32_t id, uint64_t start, const char *name);
+int sym_add_fn(struct sym *s, uint32_t id, uint64_t start, const char *name,
+    const char *ifunc);
+/*
+ * The name handle of the IFUNC that picks the function named by handle
+ * @name (the fn record's fifth field: "cos" for __cos_fma), or 0.
+ */
+uint32_t sym_ifunc_of(const struct sym *s, uint32_t name);
 struct mt_ev_frame;
 int sym_add_loc(struct sym *s, uint32_t id, uint64_t addr,
     const struct mt_ev_frame *f, uint32_t n);

@@ -70,6 +70,9 @@ struct sym_dso {
 	int has_dwarf;		/* dwfl found DWARF for mod */
 	struct mt_fde_tab fdes;	/* FDE ranges of elf, for code without
 				 * symbols */
+	struct ifunc_impl *ifuncs;	/* sorted by target; owned */
+	size_t nifuncs;
+	int ifunc_done;		/* ifuncs is built */
 };
 
 static int __attribute__((format(printf, 2, 3)))
@@ -113,6 +116,7 @@ sym_dso_free(struct sym_dso *d)
 
 	if (d == NULL)
 		return;
+	free(d->ifuncs);
 	for (i = 0; i < FN_BUCKETS; i++) {
 		while (d->fns[i] != NULL) {
 			struct fnstate *f = d->fns[i];
@@ -759,4 +763,103 @@ sym_dso_lookup(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 	    fr[0].file == NULL)
 		fr[0].file = sym->file;
 	return n;
+}
+
+/* An IFUNC implementation: the resolver of @name may return @target. */
+struct ifunc_impl {
+	uint64_t target;	/* file vaddr of the implementation */
+	const char *name;	/* the IFUNC's name; owned by the mt_elf */
+};
+
+static int
+impl_cmp(const void *a, const void *b)
+{
+	const struct ifunc_impl *x = a, *y = b;
+
+	return x->target < y->target ? -1 : x->target > y->target;
+}
+
+/*
+ * Collect the candidates of every IFUNC resolver of d->elf: the addresses
+ * its code loads with a RIP-relative LEA into a 64-bit register (REX.W
+ * 8D /r, ModRM mod 00 r/m 101), which is how GCC and glibc's resolvers
+ * return their implementations, when they lie in .text.  A resolver is
+ * read up to its st_size, at most 512 bytes.
+ */
+static int
+ifunc_scan(struct sym_dso *d)
+{
+	const struct mt_elf_sym *syms;
+	struct mt_elf_secdata text;
+	struct ifunc_impl *v = NULL, *nv;
+	size_t n, i, nv_n = 0, cap = 0;
+
+	d->ifunc_done = 1;
+	if (d->elf == NULL || mt_elf_syms(d->elf, &syms, &n) < 0 ||
+	    mt_elf_section(d->elf, ".text", &text) < 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const uint8_t *p;
+		uint64_t len, j;
+
+		if (!syms[i].ifunc || syms[i].start < text.addr ||
+		    syms[i].start - text.addr >= text.len)
+			continue;
+		p = text.p + (syms[i].start - text.addr);
+		len = text.len - (syms[i].start - text.addr);
+		if (len > 512)
+			len = 512;
+		if (syms[i].size > 0 && len > syms[i].size)
+			len = syms[i].size;
+		for (j = 0; j + 7 <= len; j++) {
+			uint64_t t;
+			int32_t disp;
+
+			if ((p[j] != 0x48 && p[j] != 0x4c) || p[j + 1] != 0x8d ||
+			    (p[j + 2] & 0xc7) != 0x05)
+				continue;
+			disp = (int32_t)((uint32_t)p[j + 3] |
+			    (uint32_t)p[j + 4] << 8 | (uint32_t)p[j + 5] << 16 |
+			    (uint32_t)p[j + 6] << 24);
+			t = syms[i].start + j + 7 + (uint64_t)(int64_t)disp;
+			if (t < text.addr || t - text.addr >= text.len)
+				continue;
+			if (nv_n == cap) {
+				cap = cap ? 2 * cap : 16;
+				nv = realloc(v, cap * sizeof(*v));
+				if (nv == NULL) {
+					free(v);
+					return -MT_E_NOMEM;
+				}
+				v = nv;
+			}
+			v[nv_n].target = t;
+			v[nv_n++].name = syms[i].alias;
+		}
+	}
+	if (nv_n > 0)
+		qsort(v, nv_n, sizeof(*v), impl_cmp);
+	d->ifuncs = v;
+	d->nifuncs = nv_n;
+	return 0;
+}
+
+const char *
+sym_dso_ifunc(struct sym_dso *d, uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+
+	if (!d->ifunc_done && ifunc_scan(d) < 0)
+		return NULL;
+	hi = d->nifuncs;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (d->ifuncs[m].target < vaddr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < d->nifuncs && d->ifuncs[lo].target == vaddr ?
+	    d->ifuncs[lo].name : NULL;
 }

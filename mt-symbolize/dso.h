@@ -76,6 +76,14 @@ void sym_dso_free(struct sym_dso *d);
 /* Why the dso is unusable or has no debug info, or NULL. */
 const char *sym_dso_warning(const struct sym_dso *d);
 
+/*
+ * The name of the IFUNC (e.g. "cos") whose resolver may pick the function
+ * starting at file vaddr @vaddr (e.g. __cos_fma's), or NULL.  Found by
+ * reading the resolvers' code (dso.c, ifunc_scan); the string lives as
+ * long as @d.
+ */
+const char *sym_dso_ifunc(struct sym_dso *d, uint64_t vaddr);
+
 /* 1 if the binary was found and read, else 0. */
 int sym_dso_ok(const struct sym_dso *d);
 

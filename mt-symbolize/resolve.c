@@ -318,6 +318,8 @@ struct rframe {
 				 * a NULL name the FDE's start, 0 none */
 	const char *file;	/* source path or NULL */
 	uint32_t line;
+	const char *ifunc;	/* the IFUNC that may pick this function
+				 * (sym_dso_ifunc), or NULL */
 };
 
 static int
@@ -367,6 +369,7 @@ intern_fn(struct sym_res *r, const char *dso, const struct rframe *f,
 		ev.addr[0] = start;
 		ev.str[0] = dso;
 		ev.str[1] = name;
+		ev.str[2] = f->ifunc;
 		rc = r->o->emit(r->o->emit_ctx, &ev);
 	}
 	free(dem);
@@ -438,6 +441,8 @@ from_dso(struct sym_res *r, const struct mapping *m, uint64_t addr,
 		    fr[i].start - vaddr + addr : 0;
 		rf[i].file = fr[i].file;
 		rf[i].line = fr[i].line;
+		rf[i].ifunc = i == 0 && fr[i].start != 0 ?
+		    sym_dso_ifunc(d->dso, fr[i].start) : NULL;
 	}
 	return n;
 }
@@ -453,6 +458,7 @@ from_text(const struct sym_textsyms *t, uint64_t addr, struct rframe *rf)
 	rf->start = s->start;
 	rf->file = NULL;
 	rf->line = 0;
+	rf->ifunc = NULL;
 	return 1;
 }
 
@@ -492,6 +498,7 @@ resolve(struct sym_res *r, uint32_t pid, uint64_t addr, uint32_t *loc)
 		rf[0].start = 0;	/* intern_fn: [unknown @ addr] */
 		rf[0].file = NULL;
 		rf[0].line = 0;
+		rf[0].ifunc = NULL;
 		n = 1;
 	}
 	memset(&ev, 0, sizeof(ev));

@@ -67,6 +67,7 @@ static const char expected_text[] =
     "mod 42 0x400000 0x402000 4096 abcd /usr/bin/demo\n"
     "file 1 /src/a%20b.c\n"
     "fn 7 0x401120 /usr/bin/demo %2D\n"
+    "fn 9 0x7f0000070ad0 /usr/lib/libm.so.6 __cos_fma cos\n"
     "loc 3 0x401136 7:1:12 8:0:0\n"
     "call 1000 43 0x401136 0x401020 @3 @0\n"
     "ret 1100 43 0x7f0000001290 0x40113b\n"
@@ -79,7 +80,7 @@ static const char expected_text[] =
 static void
 roundtrip_every_kind(void)
 {
-	struct mt_ev evs[14];
+	struct mt_ev evs[15];
 	struct mt_ev ev;
 	struct mt_evr *r;
 	char *text;
@@ -111,6 +112,12 @@ roundtrip_every_kind(void)
 	evs[i].addr[0] = 0x401120;
 	evs[i].str[0] = "/usr/bin/demo";
 	evs[i++].str[1] = "-";
+	evs[i].kind = MT_EV_FN;		/* an IFUNC's implementation (1.1) */
+	evs[i].id = 9;
+	evs[i].addr[0] = 0x7f0000070ad0;
+	evs[i].str[0] = "/usr/lib/libm.so.6";
+	evs[i].str[1] = "__cos_fma";
+	evs[i++].str[2] = "cos";
 	evs[i].kind = MT_EV_LOC;
 	evs[i].id = 3;
 	evs[i].addr[0] = 0x401136;
@@ -176,12 +183,16 @@ roundtrip_every_kind(void)
 			CHECK_STR(ev.str[0], evs[k].str[0]);
 		if (evs[k].str[1])
 			CHECK_STR(ev.str[1], evs[k].str[1]);
+		if (evs[k].kind == MT_EV_FN && evs[k].str[2])
+			CHECK_STR(ev.str[2], evs[k].str[2]);
+		else if (evs[k].kind == MT_EV_FN)
+			CHECK(ev.str[2] == NULL);
 		if (ev.nframes == 2)
 			CHECK(ev.frames[0].fn == 7 && ev.frames[0].line == 12 &&
 			    ev.frames[1].fn == 8);
 	}
 	CHECK(mt_evr_next(r, &ev) == MT_EOS);
-	CHECK_EQ_U64(mt_evr_lineno(r), 15);
+	CHECK_EQ_U64(mt_evr_lineno(r), 16);
 	mt_evr_free(r);
 	close(fd);
 	free(text);

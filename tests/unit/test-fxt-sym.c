@@ -21,7 +21,7 @@ def_loc(struct sym *s, uint32_t id, uint32_t fn)
 	char name[32];
 
 	snprintf(name, sizeof(name), "f%u", fn);
-	if (sym_add_fn(s, fn, 0x1000 + fn, name) < 0)
+	if (sym_add_fn(s, fn, 0x1000 + fn, name, NULL) < 0)
 		return -1;
 	return sym_add_loc(s, id, (uint64_t)id * 16, &f, 1);
 }
