@@ -172,6 +172,7 @@ trigger_stack() {
 @test "README: --multi-snapshot --max-snapshots 3 writes three snapshots" {
 	cd "$W"
 	readme 'mt-capture run --multi-snapshot --max-snapshots 3'
+	printf '%s\n' "${lines[@]}" | grep '^mt-capture' || true
 	[ "$status" -eq 0 ]
 	readme 'ls many*.snap'
 	[ "$status" -eq 0 ]
