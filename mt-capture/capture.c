@@ -1176,6 +1176,30 @@ resume_recording(struct mt_cap *c)
 }
 
 /*
+ * --kernel: kallsyms, kernel and module text again, as they are now
+ * (modules loaded and code patched since the start).  Keeps the older
+ * copy when that fails.
+ */
+static void
+refresh_kernel(struct mt_cap *c)
+{
+	struct mt_snap *k = calloc(1, sizeof(*k));
+	char msg[512];
+
+	if (k == NULL)
+		return;
+	mt_snap_init(k);
+	if (mt_proc_kernel(k, msg, sizeof(msg)) < 0 || k->ntexts == 0) {
+		mt_snap_release(k);
+		free(k);
+		return;
+	}
+	mt_snap_release(c->kdesc);
+	free(c->kdesc);
+	c->kdesc = k;
+}
+
+/*
  * Write a snapshot; with @more (--multi-snapshot continues), recording
  * resumes afterwards.  The live PT backend resumes as soon as the rings
  * are copied, before the slow part (maps, bundled files, writing), so
@@ -1240,6 +1264,8 @@ take_snapshot(struct mt_cap *c, int ev, int more)
 			copy_desc(&s, c->desc[i]);
 	}
 	add_buf_threads(c, &s);
+	if (c->kdesc != NULL)
+		refresh_kernel(c);
 	if (c->kdesc != NULL)
 		copy_desc(&s, c->kdesc);
 	if (c->sb != NULL && c->o->bundle)

@@ -685,16 +685,93 @@ ksym(const char *text, const char *name)
 	return 0;
 }
 
+/*
+ * Copy [@addr, @addr + @len) of kernel memory from /proc/kcore (@fd: its
+ * ELF program headers map kernel addresses to file offsets) into @s as a
+ * BLOB named @name.  Returns 1 copied, 0 not in kcore or short read, or
+ * -MT_E_NOMEM.
+ */
+static int
+kcore_copy(int fd, const uint8_t *eh, uint64_t addr, uint64_t len,
+    const char *name, struct mt_snap *s)
+{
+	uint64_t phoff = mt_le64(eh + 0x20);
+	uint16_t phentsize = mt_le16(eh + 0x36);
+	uint16_t phnum = mt_le16(eh + 0x38), i;
+	struct mt_snap_blob b;
+	uint8_t ph[56];
+	int rc = 0;
+
+	for (i = 0; i < phnum && phentsize >= sizeof(ph); i++) {
+		uint64_t off, va, filesz;
+		uint8_t *buf;
+
+		if (pread(fd, ph, sizeof(ph), (off_t)(phoff +
+		    (uint64_t)i * phentsize)) != (ssize_t)sizeof(ph))
+			break;
+		off = mt_le64(ph + 8);
+		va = mt_le64(ph + 16);
+		filesz = mt_le64(ph + 32);
+		if (mt_le32(ph) != 1 || addr < va || addr - va >= filesz)
+			continue;
+		if (len > filesz - (addr - va))
+			len = filesz - (addr - va);
+		buf = malloc((size_t)len ? (size_t)len : 1);
+		if (buf == NULL)
+			return -MT_E_NOMEM;
+		if (pread(fd, buf, (size_t)len, (off_t)(off + (addr - va))) ==
+		    (ssize_t)len) {
+			memset(&b, 0, sizeof(b));
+			b.pid = 0;
+			b.kind = MT_SNAP_BLOB_KERNEL;
+			b.addr = addr;
+			b.name = (char *)(uintptr_t)name;
+			b.len = len;
+			b.data = buf;
+			rc = mt_snap_add_blob(s, &b) < 0 ? -MT_E_NOMEM : 1;
+		}
+		free(buf);
+		break;
+	}
+	return rc;
+}
+
+size_t
+mt_proc_parse_modules(char *text, struct mt_proc_module *mods, size_t max)
+{
+	char *line, *save = NULL;
+	size_t n = 0;
+
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char name[64];
+		unsigned long long size, addr;
+
+		/* name size refcount deps state address [taint] */
+		if (sscanf(line, "%63s %llu %*s %*s %*s %llx", name, &size,
+		    &addr) != 3 || addr == 0 || size == 0)
+			continue;
+		if (n < max) {
+			snprintf(mods[n].name, sizeof(mods[n].name), "[%s]",
+			    name);
+			mods[n].addr = addr;
+			mods[n].size = size;
+		}
+		n++;
+	}
+	return n;
+}
+
 int
 mt_proc_kernel(struct mt_snap *s, char *warn, size_t warnsz)
 {
 	struct mt_snap_text t;
-	struct mt_snap_blob b;
-	uint8_t eh[64], ph[56];
-	char *syms;
+	struct mt_proc_module mods[512];
+	uint8_t eh[64];
+	char *syms, *text;
 	ssize_t n;
-	uint64_t stext, etext, phoff;
-	uint16_t phentsize, phnum, i;
+	uint64_t stext, etext;
+	size_t nm = 0, i;
 	int fd, rc;
 
 	warn[0] = '\0';
@@ -729,46 +806,19 @@ mt_proc_kernel(struct mt_snap *s, char *warn, size_t warnsz)
 		    "code will fail where it was patched at run time");
 		return 0;
 	}
-	phoff = mt_le64(eh + 0x20);
-	phentsize = mt_le16(eh + 0x36);
-	phnum = mt_le16(eh + 0x38);
-	rc = 0;
-	for (i = 0; i < phnum && phentsize >= sizeof(ph); i++) {
-		uint64_t off, va, filesz;
-		uint8_t *buf;
-
-		if (pread(fd, ph, sizeof(ph), (off_t)(phoff +
-		    (uint64_t)i * phentsize)) != (ssize_t)sizeof(ph))
-			break;
-		off = mt_le64(ph + 8);
-		va = mt_le64(ph + 16);
-		filesz = mt_le64(ph + 32);
-		if (mt_le32(ph) != 1 || stext < va || stext - va >= filesz)
-			continue;
-		if (etext - va > filesz)
-			etext = va + filesz;
-		buf = malloc((size_t)(etext - stext));
-		if (buf == NULL) {
-			rc = -MT_E_NOMEM;
-			break;
-		}
-		if (pread(fd, buf, (size_t)(etext - stext),
-		    (off_t)(off + (stext - va))) == (ssize_t)(etext - stext)) {
-			memset(&b, 0, sizeof(b));
-			b.pid = 0;
-			b.kind = MT_SNAP_BLOB_KERNEL;
-			b.addr = stext;
-			b.name = (char *)(uintptr_t)"[kernel.kallsyms]";
-			b.len = etext - stext;
-			b.data = buf;
-			rc = mt_snap_add_blob(s, &b);
-		} else {
-			snprintf(warn, warnsz, "short read of kernel text "
-			    "from /proc/kcore");
-		}
-		free(buf);
-		break;
+	rc = kcore_copy(fd, eh, stext, etext - stext, "[kernel.kallsyms]", s);
+	if (rc == 0)
+		snprintf(warn, warnsz, "short read of kernel text from "
+		    "/proc/kcore");
+	/* Module code as it is now (loaded since, or patched). */
+	if (rc >= 0 && slurp("/proc/modules", &text, 16u << 20) >= 0) {
+		nm = mt_proc_parse_modules(text, mods, 512);
+		free(text);
 	}
+	for (i = 0; rc >= 0 && i < nm && i < 512; i++)
+		if (mods[i].size <= (64u << 20))
+			rc = kcore_copy(fd, eh, mods[i].addr, mods[i].size,
+			    mods[i].name, s);
 	close(fd);
-	return rc;
+	return rc < 0 ? rc : 0;
 }

@@ -112,9 +112,27 @@ int mt_proc_find_dso(pid_t pid, const char *name, char *out, size_t outsz);
 /*
  * --kernel: add /proc/kallsyms as a TEXT chunk and the kernel text
  * [_stext, _etext) read from /proc/kcore (as it runs, with its run-time
- * patches) as a BLOB.  What cannot be read (kptr_restrict, no kcore) is
- * skipped with a note in @warn.  Returns 0 or -MT_E_NOMEM.
+ * patches) as a BLOB, and each loaded module's memory ([name], from
+ * /proc/modules) likewise.  What cannot be read (kptr_restrict, no kcore)
+ * is skipped with a note in @warn.  Returns 0 or -MT_E_NOMEM.  Called
+ * again at each snapshot, so what was loaded or patched meanwhile is
+ * there.  Not copied: BPF JIT code and trampolines.
  */
 int mt_proc_kernel(struct mt_snap *s, char *warn, size_t warnsz);
+
+/* A loaded kernel module (/proc/modules). */
+struct mt_proc_module {
+	char name[68];		/* "[name]" */
+	uint64_t addr;		/* base of its memory */
+	uint64_t size;		/* bytes */
+};
+
+/*
+ * Parse /proc/modules @text (tokenized in place) into @mods (at most
+ * @max).  Lines with address 0 (hidden by kptr_restrict) are skipped.
+ * Returns the count of modules found (may exceed @max).
+ */
+size_t mt_proc_parse_modules(char *text, struct mt_proc_module *mods,
+    size_t max);
 
 #endif /* MT_CAPTURE_PROC_H */

@@ -252,6 +252,7 @@ ioctl_order() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
 	"$T/loop" > /dev/null 3>&- &
 	tpid=$!
+	wait_for is_exe "$tpid" "$T/loop"
 	run with_fakept -- mt-capture attach --backend pt --trigger work \
 	    --multi-snapshot --max-snapshots 3 -p "$tpid" \
 	    -o "$BATS_TEST_TMPDIR/m.snap"
@@ -288,6 +289,7 @@ ioctl_order() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
 	"$T/loop" > /dev/null 3>&- &
 	tpid=$!
+	wait_for is_exe "$tpid" "$T/loop"
 	run with_fakept -- mt-capture attach --backend pt --trigger work \
 	    --multi-snapshot --max-snapshots 3 -p "$tpid" \
 	    -o "$BATS_TEST_TMPDIR/m.snap"
@@ -384,6 +386,7 @@ is_exe() {
 	cp "$T/loop" "$BATS_TEST_TMPDIR/loopw"
 	"$BATS_TEST_TMPDIR/loopw" > /dev/null 3>&- &
 	tpid=$!
+	wait_for is_exe "$tpid" "$BATS_TEST_TMPDIR/loopw"
 	run with_fakept FAKEPT_WATCH=/loopw -- mt-capture attach --backend pt \
 	    --trigger work --multi-snapshot --max-snapshots 3 -p "$tpid" \
 	    -o "$BATS_TEST_TMPDIR/m.snap"

@@ -37,6 +37,30 @@ maps_line_parsed(void)
 	CHECK(mt_proc_parse_maps_line("7f00-7e00 r-xp 0 00:00 0", &m) ==
 	    -MT_E_SYNTAX);
 	CHECK(mt_proc_parse_maps_line("garbage", &m) == -MT_E_SYNTAX);
+	/* device and inode: which file it is, whatever its name here */
+	CHECK(mt_proc_parse_maps_line("55d0c8a00000-55d0c8a02000 r-xp "
+	    "00002000 fe:01 1234567  /usr/bin/true\n", &m) == 0);
+	CHECK_EQ_U64(m.maj, 0xfe);
+	CHECK_EQ_U64(m.min, 1);
+	CHECK_EQ_U64(m.ino, 1234567);
+}
+
+static void
+modules_parsed(void)
+{
+	char text[] =
+	    "kvm_amd 208896 0 - Live 0xffffffffc0a2e000\n"
+	    "kvm 1343488 1 kvm_amd, Live 0xffffffffc08c0000 (O)\n"
+	    "hidden 4096 0 - Live 0x0000000000000000\n"
+	    "bad line\n";
+	struct mt_proc_module m[4];
+
+	CHECK(mt_proc_parse_modules(text, m, 4) == 2);
+	CHECK_STR(m[0].name, "[kvm_amd]");
+	CHECK_EQ_U64(m[0].addr, 0xffffffffc0a2e000ull);
+	CHECK_EQ_U64(m[0].size, 208896);
+	CHECK_STR(m[1].name, "[kvm]");
+	CHECK_EQ_U64(m[1].size, 1343488);
 }
 
 static void
@@ -143,6 +167,7 @@ main(void)
 	TEST(describe_gone_process);
 	TEST(dso_found_like_the_loader);
 	TEST(kernel_copies);
+	TEST(modules_parsed);
 	TEST(host_identity);
 	return tap_done();
 }
