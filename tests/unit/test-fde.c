@@ -172,6 +172,67 @@ stripped_binary_gives_every_function_start(void)
 	mt_fde_tab_release(&bare);
 }
 
+/*
+ * A program compiled without unwind tables has its FDEs in .debug_frame
+ * only; compressed (objcopy --compress-debug-sections), that section
+ * gives no ranges and no error.
+ */
+static void
+debug_frame_of_a_compiled_program(void)
+{
+	const struct mt_elf_sym *syms;
+	const struct mt_fde *f;
+	struct mt_fde_tab t;
+	struct mt_elf *e;
+	const char *dir = getenv("TMPDIR");
+	char *prog, *comp, *cmd;
+	size_t n, i, funcs = 0;
+
+	if (asprintf(&prog, "%s/test-fde-df.%d", dir ? dir : "/tmp",
+	    (int)getpid()) < 0)
+		return;
+	if (asprintf(&comp, "%s.z", prog) < 0) {
+		free(prog);
+		return;
+	}
+	if (asprintf(&cmd, "printf 'int f(int x){return x*3;}\\nint main(void)"
+	    "{return f(2);}\\n' | cc -O1 -g -fno-asynchronous-unwind-tables "
+	    "-x c -o '%s' - && objcopy --compress-debug-sections=zlib '%s' "
+	    "'%s'", prog, prog, comp) < 0)
+		cmd = NULL;
+	CHECK(cmd != NULL && system(cmd) == 0);
+	free(cmd);
+	CHECK(read_file(prog, &t) == 0);
+	CHECK(tab_ok(&t));
+	CHECK(mt_elf_open(&e, prog) == 0);
+	CHECK(mt_elf_syms(e, &syms, &n) == 0);
+	for (i = 0; i < n; i++) {
+		if (strcmp(syms[i].name, "f") != 0 &&
+		    strcmp(syms[i].name, "main") != 0)
+			continue;
+		funcs++;
+		f = mt_fde_find(&t, syms[i].start);
+		CHECK(f != NULL && f->start == syms[i].start &&
+		    f->end == syms[i].start + syms[i].size);
+	}
+	mt_elf_free(e);
+	CHECK_EQ_U64(funcs, 2);
+	mt_fde_tab_release(&t);
+	CHECK(read_file(comp, &t) == 0);
+	CHECK(tab_ok(&t));
+	CHECK(mt_elf_open(&e, comp) == 0);
+	CHECK(mt_elf_syms(e, &syms, &n) == 0);
+	for (i = 0; i < n; i++)
+		if (strcmp(syms[i].name, "f") == 0)
+			CHECK(mt_fde_find(&t, syms[i].start) == NULL);
+	mt_elf_free(e);
+	mt_fde_tab_release(&t);
+	unlink(prog);
+	unlink(comp);
+	free(prog);
+	free(comp);
+}
+
 static void
 libc_ranges_match_libdw(void)
 {
@@ -415,6 +476,7 @@ main(void)
 	TEST(debug_frame_v4_absolute);
 	TEST(sort_cuts_overlaps);
 	TEST(stripped_binary_gives_every_function_start);
+	TEST(debug_frame_of_a_compiled_program);
 	TEST(libc_ranges_match_libdw);
 	return tap_done();
 }
