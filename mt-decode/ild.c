@@ -143,6 +143,13 @@ ild_vex(struct ild_state *s, unsigned esc, struct ild_insn *o)
 		map = 1;
 	else
 		map = s->p[s->i] & (esc == 0x62 ? 7 : 0x1f);
+	/*
+	 * libipt's decoder refuses a three-byte VEX whose map field is 5 or
+	 * more (pt_ild.c: PTI_MAP_INVALID): so does this one, so a walk
+	 * ends where libipt's block decoder reports a bad instruction.
+	 */
+	if (esc == 0xc4 && map >= 5)
+		return -1;
 	s->i += plen;
 	op = s->p[s->i++];
 	if (!(esc == 0xc5 || esc == 0xc4) || map != 1 || op != 0x77) {

@@ -87,6 +87,41 @@ cache-full: 1" ]
 	done
 }
 
+# Damaged traces send the decode into the middle of instructions, into
+# resyncs and errors: whatever the cached decoder does not handle exactly
+# as libipt it must give back (a mutation of this kind found an invalid
+# VEX that libipt refuses and the walk had taken).
+@test "mt-decode cache: damaged real traces decode to libipt's stream" {
+	[ -f "$RP/mruby/trace" ] || skip "needs the real traces in $RP"
+	python3 - "$RP/mruby/trace" "$T" <<'PY'
+import random, sys
+data = open(sys.argv[1], 'rb').read()
+random.seed(11)
+for i in range(20):
+    d = bytearray(data)
+    if i % 3 == 0:
+        for _ in range(2):
+            p = random.randrange(len(d))
+            d[p] = random.randrange(256)
+    elif i % 3 == 1:
+        p = random.randrange(len(d))
+        del d[p:p + random.randrange(1, 50)]
+    else:
+        d = d[:random.randrange(len(d))]
+    open('%s/m%d.pt' % (sys.argv[2], i), 'wb').write(bytes(d))
+PY
+	used=0
+	for i in $(seq 0 19); do
+		mt-capture import-raw --pt "$T/m$i.pt" \
+			--pages "$RP/mruby/addr,$RP/mruby/dump" \
+			--filter 0x400000-0x4b6000 -o "$T/m.snap"
+		same "$T/m.snap" --all-branches
+		grep -q 'cache-buffers: 1' "$T/cache" && used=$((used + 1))
+	done
+	# both paths were taken: through the cache and given back
+	[ "$used" -gt 3 ] && [ "$used" -lt 20 ]
+}
+
 # Straight-line code runs from page to page there, and an instruction
 # that straddles two sections (libipt's truncated block) sends the buffer
 # back to libipt.

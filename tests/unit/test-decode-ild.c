@@ -142,6 +142,33 @@ ild_truncated_input_fails(void)
 	}
 }
 
+/*
+ * libipt's decoder refuses a three-byte VEX (C4) whose map field is 5 or
+ * more (pt_ild.c, PTI_MAP_INVALID) and so must this one: the cached
+ * decoder (cfg.c) would otherwise walk on where libipt reports a bad
+ * instruction (found by mutating the mruby trace: control flow into the
+ * middle of an instruction, C4 08 48 89 E8).
+ */
+static void
+ild_vex3_invalid_map_fails(void)
+{
+	static const uint8_t bad[] = { 0xc4, 0x08, 0x48, 0x89, 0xe8, 0x90 };
+	static const uint8_t good[] = { 0xc4, 0xe2, 0x79, 0x18, 0xc0, 0x90 };
+	struct ild_insn in;
+	uint8_t b[6];
+	unsigned m;
+
+	CHECK(ild_decode(bad, sizeof(bad), 0, 64, &in) < 0);
+	/* vbroadcastss xmm0, xmm0: map 2 */
+	CHECK(ild_decode(good, sizeof(good), 0, 64, &in) == 0);
+	CHECK_EQ_U64(in.len, 5);
+	for (m = 0; m < 32; m++) {
+		memcpy(b, good, sizeof(b));
+		b[1] = (uint8_t)((b[1] & 0xe0) | m);
+		CHECK((ild_decode(b, sizeof(b), 0, 64, &in) < 0) == (m >= 5));
+	}
+}
+
 /* Every offset of @path's pages: lengths equal capstone's. */
 static void
 compare_dump(const char *path, uint64_t *tried, uint64_t *bad)
@@ -228,6 +255,7 @@ main(void)
 {
 	TEST(ild_known_encodings);
 	TEST(ild_truncated_input_fails);
+	TEST(ild_vex3_invalid_map_fails);
 	TEST(ild_lengths_match_capstone_on_real_code);
 	return tap_done();
 }
