@@ -179,3 +179,8 @@ policy() {
 	run grep -c '+\[unknown fn 0x6200 (s)\]' "$D/tailcall-unseen.expected"
 	[ "$output" -eq 2 ]
 }
+
+@test "mt-fxt: an irq with its handler untraced enters a signal handler as an asynchronous stop does" {
+	policy signal-irq
+	diff -u "$D/signal.expected" "$D/signal-irq.expected"
+}
