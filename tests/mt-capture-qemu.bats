@@ -256,7 +256,7 @@ same_as_emulate() {
 	! pgrep -f "qemu-x86_64 .*$E/loop"
 }
 
-@test "qemu: clear errors: no qemu, not an x86-64 ELF, setuid, attach" {
+@test "qemu: clear errors: no qemu, not an x86-64 ELF, setuid, no plugin support, attach" {
 	run env MT_QEMU=/nonexistent/qemu-x86_64 mt-capture run -b qemu \
 	    -o "$E/x.snap" -- "$E/demo"
 	[ "$status" -eq 1 ]
@@ -271,6 +271,14 @@ same_as_emulate() {
 	run mt-capture run -b qemu -o "$E/x.snap" -- "$E/suid"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"set-user-ID"* ]]
+	# a QEMU without plugin support (qemu-user-static): its -h has no -plugin
+	printf '#!/bin/sh\necho "usage: qemu-x86_64 [options] program"\n' \
+	    > "$E/oldqemu"
+	chmod +x "$E/oldqemu"
+	run env MT_QEMU="$E/oldqemu" mt-capture run -b qemu -o "$E/x.snap" \
+	    -- "$E/demo"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"has no TCG plugin support"*"qemu-user"* ]]
 	run mt-capture attach -b qemu -p $$ -o "$E/x.snap"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"QEMU cannot attach"*"--backend emulate"* ]]
@@ -325,4 +333,11 @@ same_as_emulate() {
 	[[ "${lines[*]}" == "__clone start_thread worker work leaf"* ]]
 	run mt-capture run -b qemu --clock sundial -o "$E/x.snap" -- "$E/fnptr"
 	[ "$status" -eq 2 ]
+}
+
+@test "qemu: a static program: QEMU loads it, its calls decode" {
+	cc -O2 -g -static -o "$E/static" "$MT_ROOT/tests/data/emu/fnptr.c" ||
+	    skip "no static libc to link with"
+	capture static -- "$E/static"
+	grep -q ' apply$' <(mt-symbolize < "$E/static.ev")
 }
