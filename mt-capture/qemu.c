@@ -683,7 +683,8 @@ add_code_blobs(struct mt_snap *s, pid_t pid, const char *dir)
 		n++;
 		off += sizeof(h) + h.len;
 	}
-	qsort(recs, n, sizeof(*recs), cmp_rec);
+	if (n > 0)
+		qsort(recs, n, sizeof(*recs), cmp_rec);
 	for (i = 0; i < n && rc == 0; i = j) {
 		uint64_t end = recs[i].addr + recs[i].len;
 

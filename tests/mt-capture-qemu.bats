@@ -23,6 +23,7 @@ setup_file() {
 	cc -O1 -g -o "$E/loop" "$MT_ROOT/tests/data/capture/loop.c"
 	cc -O2 -g -o "$E/dlsin" "$MT_ROOT/tests/data/qemu/dlsin.c" -ldl
 	cc -O2 -g -o "$E/fork" "$MT_ROOT/tests/data/qemu/fork.c"
+	cc -O2 -g -o "$E/jit" "$MT_ROOT/tests/data/qemu/jit.c"
 }
 
 setup() {
@@ -340,4 +341,17 @@ same_as_emulate() {
 	    skip "no static libc to link with"
 	capture static -- "$E/static"
 	grep -q ' apply$' <(mt-symbolize < "$E/static.ev")
+}
+
+@test "qemu: code generated at run time, and rewritten, decodes from its recorded bytes" {
+	capture jit -- "$E/jit"
+	run mt-decode --info "$E/jit.snap"
+	[[ "$output" == *"blob kind 2 "*" [jit]"* ]]
+	# six calls from the generated code into callback
+	run sh -c "mt-symbolize < '$E/jit.ev' | awk '
+	    \$1 == \"fn\" && \$5 == \"callback\" { f[\$2] = 1 }
+	    \$1 == \"loc\" { split(\$4, a, \":\"); l[\$2] = a[1] }
+	    \$1 == \"call\" { t = \$7; sub(\"@\", \"\", t); if (l[t] in f) n++ }
+	    END { print n + 0 }'"
+	[ "$output" -eq 6 ]
 }
