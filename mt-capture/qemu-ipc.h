@@ -12,8 +12,8 @@
  *                (config snapshot-size, a power of two)
  *   DIR/maps     the guest's code mappings in /proc/PID/maps form at guest
  *                addresses, replaced (rename) whenever one is added
- *   DIR/code.N   per thread: records of the code bytes of translated
- *                blocks outside file mappings (JIT), struct mtq_code + bytes
+ *   DIR/code     records of the code bytes of translated blocks outside
+ *                file mappings (JIT): struct mtq_code, then the bytes
  *   DIR/gt.N     per thread: the ground-truth branch log, when asked for
  *
  * The files outlive QEMU: a target that dies or is killed still leaves

@@ -355,3 +355,28 @@ same_as_emulate() {
 	    END { print n + 0 }'"
 	[ "$output" -eq 6 ]
 }
+
+@test "qemu: the C++ demo decodes into exactly the calls that ran, the same as the emulate backend" {
+	capture dcxx -- "$E/dcxx"
+	grep -q _Unwind_RaiseException <(mt-symbolize < "$E/dcxx.ev")
+	same_as_emulate dcxx "$E/dcxx"
+}
+
+@test "qemu: a ring that wrapped decodes from its first PSB into the tail of the calls" {
+	run mt-capture run -q -b qemu --ground-truth "$E/wrap.gt" \
+	    --snapshot-size 4096 --timing psb_period=0 -o "$E/wrap.snap" \
+	    -- "$E/except"
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$E/wrap.snap"
+	[[ "$output" == *"wrapped"* ]]
+	run mt-decode --stats -o "$E/wrap.ev" "$E/wrap.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"errors: 0"* ]]
+	truth "$E/wrap.gt" 0 > "$E/wrap.want"
+	decoded "$E/wrap.ev" > "$E/wrap.got"
+	[ -s "$E/wrap.got" ]
+	# the decoded calls are the last ones that ran
+	n=$(wc -l < "$E/wrap.got")
+	tail -n "$n" "$E/wrap.want" | diff -u - "$E/wrap.got"
+	[ "$n" -lt "$(wc -l < "$E/wrap.want")" ]
+}
