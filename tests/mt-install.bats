@@ -21,6 +21,16 @@ teardown() {
 	done
 	[ -f "$tmp/usr/share/man/man5/mt-snapshot.5" ]
 	[ -f "$tmp/usr/share/man/man5/mt-events.5" ]
+	# the qemu backend's plugin, where the installed mt-capture finds it
+	[ -f "$tmp/usr/lib/mt/mt-qemu.so" ]
+	if command -v qemu-x86_64 > /dev/null; then
+		cc -O1 -o "$tmp/prog" "$MT_ROOT/tests/data/emu/fnptr.c"
+		run "$tmp/usr/bin/mt-capture" run -q -b qemu -o "$tmp/p.snap" \
+		    -- "$tmp/prog"
+		[ "$status" -eq 0 ]
+		run "$tmp/usr/bin/mt-decode" --stats -o /dev/null "$tmp/p.snap"
+		[[ "$output" == *"errors: 0"* ]]
+	fi
 }
 
 @test "every man page renders without warnings and has the standard sections" {
