@@ -343,6 +343,20 @@ dec_triggers(struct dec_buf *b, uint64_t upto)
 	}
 }
 
+/*
+ * Before a gap that starts at @t: the hits of this thread up to @t.  The
+ * probe that fired stopped the thread there (the uprobe's trap, the
+ * software backend's stop for the snapshot), so the hit belongs to the
+ * stack it reached, before the gap, not to the gap's [untraced] frame.
+ */
+static void
+dec_triggers_before_gap(struct dec_buf *b, uint64_t t)
+{
+	if (b->r->perf_clock && b->trigi < b->r->s->ntriggers &&
+	    t < UINT64_MAX)
+		dec_triggers(b, t + 1);
+}
+
 /* Follow the per-CPU switch list up to the current time. */
 static int
 dec_switch(struct dec_buf *b)
@@ -614,11 +628,13 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		why = dec_disable_reason(b);
 		if (b->pend.kind != WK_NONE)
 			dec_resolve(b, ip, 1);
+		dec_triggers_before_gap(b, t);
 		dec_emit_str(b, MT_EV_DISABLE, t, b->last_ip, 0, why);
 		break;
 	case ptev_async_disabled:
 		if (b->pend.kind != WK_NONE)
 			dec_resolve(b, ev->variant.async_disabled.at, 0);
+		dec_triggers_before_gap(b, t);
 		dec_emit_str(b, MT_EV_DISABLE, t, ev->variant.async_disabled.at,
 		    0, "async");
 		b->last_ip = ev->variant.async_disabled.at;

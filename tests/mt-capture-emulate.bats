@@ -60,7 +60,9 @@ capture_and_compare() {
 	[[ "$output" == "call "* ]]
 	run mt-decode "$E/demo.snap"
 	[ "$status" -eq 0 ]
-	[[ "${lines[-2]}" == "trigger "*" libm.so.6:cos" ]]
+	# the hit, then the stop for the snapshot (a gap), then the end
+	[[ "${lines[-3]}" == "trigger "*" libm.so.6:cos" ]]
+	[[ "${lines[-2]}" == "disable "* ]]
 	run mt-decode --info "$E/demo.snap"
 	[[ "$output" == *"meta: backend-name = emulate"* ]]
 	[[ "$output" == *"meta: reason = trigger"* ]]
