@@ -615,6 +615,41 @@ missing:
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * A special mapping (the vDSO) takes the build-id of the blob holding its
+ * bytes, so mt-symbolize finds the image in the build-id cache.
+ */
+static void
+image_blob_buildid(struct image_set *is, struct image_mod *m)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < is->nmods; i++) {
+		const struct image_mod *b = &is->mods[i];
+
+		if (b->loaded && b->pid == m->pid && b->start <= m->start &&
+		    m->start < b->end && b->buildid[0] != '\0') {
+			memcpy(m->buildid, b->buildid, sizeof(m->buildid));
+			return;
+		}
+	}
+}
+
+/* Keep @e (freed with the set) and return @rc, or -MT_E_NOMEM. */
+static int
+image_keep_elf(struct image_set *is, struct mt_elf *e, int rc)
+{
+	struct mt_elf **el = grow(is->elfs, is->nelfs, sizeof(*el));
+
+	if (el == NULL) {
+		mt_elf_free(e);
+		return -MT_E_NOMEM;
+	}
+	is->elfs = el;
+	is->elfs[is->nelfs++] = e;
+	return rc;
+}
+
 int
 image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
     uint64_t len, uint64_t pgoff, const uint8_t *buildid, size_t bidlen,
@@ -624,7 +659,6 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 	const char *file;
 	struct mt_elf *e;
 	struct image_mod *m;
-	struct mt_elf **el;
 	uint64_t base;
 	int rc, isid;
 
@@ -639,6 +673,8 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 	m->path = image_keep(is, path ? path : "");
 	if (m->path == NULL)
 		return -MT_E_NOMEM;
+	if (bidlen == 0 && path != NULL && path[0] == '[')
+		image_blob_buildid(is, m);
 	if (path == NULL || path[0] == '[' || len == 0)
 		return 0;	/* special mappings come as BLOBs */
 	rc = image_find(is, buildid, bidlen, path, &e, &file, &base, buf,
@@ -653,14 +689,26 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 	}
 	m->loaded = 1;
 	rc = image_add_fns(is, e, path, start, start + len, pgoff);
-	el = grow(is->elfs, is->nelfs, sizeof(*el));
-	if (el == NULL) {
-		mt_elf_free(e);
-		return -MT_E_NOMEM;
-	}
-	is->elfs = el;
-	is->elfs[is->nelfs++] = e;
-	return rc;
+	return image_keep_elf(is, e, rc);
+}
+
+/*
+ * A vDSO blob is a whole ELF image: its build-id names the module (so
+ * mt-symbolize finds the image in the build-id cache, where mt-decode
+ * stores it) and its symbols give function ranges, as a file's do.
+ */
+static int
+image_blob_elf(struct image_set *is, const struct mt_snap_blob *b,
+    struct image_mod *m)
+{
+	struct mt_elf *e;
+
+	if (b->kind != MT_SNAP_BLOB_VDSO || b->data == NULL ||
+	    mt_elf_open_mem(&e, b->data, (size_t)b->len) < 0)
+		return 0;
+	mt_elf_build_id_hex(e, m->buildid);
+	return image_keep_elf(is, e, image_add_fns(is, e, "[vdso]", b->addr,
+	    b->addr + b->len, 0));
 }
 
 static int
@@ -702,6 +750,9 @@ image_add_blobs(struct image_set *is)
 		m->end = b->addr + b->len;
 		m->path = b->name ? b->name : "";
 		m->loaded = 1;
+		rc = image_blob_elf(is, b, m);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
