@@ -33,6 +33,7 @@ setup_file() {
 # software backend (its counts in $G/NAME.truth), decode it without
 # errors into $G/NAME.sym (symbolized) and $G/NAME.json (mt-fxt).
 # Done once per file: later tests of the same program reuse it.
+# GT_EMULATE=1: the ptrace backend even where QEMU is installed.
 capture() {
 	local p=$1 start=main
 	shift
@@ -41,7 +42,8 @@ capture() {
 	# the qemu backend records the whole run fast; the ptrace backend
 	# where QEMU is not installed, from main
 	local bk=(-b emulate --start-at "$start")
-	command -v qemu-x86_64 > /dev/null && bk=(-b qemu)
+	command -v qemu-x86_64 > /dev/null && [ -z "${GT_EMULATE:-}" ] &&
+	    bk=(-b qemu)
 	run mt-capture run -q "${bk[@]}" -s 64M \
 	    -o "$G/$p.snap" "$@" -- "$G/$p"
 	[ "$status" -eq 0 ]
@@ -53,6 +55,12 @@ capture() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
 	mt-symbolize -q -o "$G/$p.sym" "$G/$p.ev"
+	# functions without symbols: named as mt-symbolize names them
+	if grep -q '^addr ' "$G/$p.truth"; then
+		mv "$G/$p.truth" "$G/$p.printed"
+		"$MT_ROOT/tests/helpers/gt-stacks" rename "$G/$p.sym" \
+		    "$G/$p.printed" > "$G/$p.truth"
+	fi
 	mt-fxt --format json -o "$G/$p.json" "$G/$p.sym"
 	"$MT_ROOT/tests/helpers/json-check" "$G/$p.json"
 }
@@ -63,9 +71,10 @@ capture() {
 decoded_calls() {
 	local p=$1 want=()
 	shift
-	awk -v skip=" $* " '$1 == "calls" && !index(skip, " " $2 " ")' \
-	    "$G/$p.truth" > "$G/$p.want"
-	mapfile -t want < <(awk '{ print $2 }' "$G/$p.want")
+	awk -v skip=" $* " '$1 == "calls" {
+	    n = substr($0, 7, length($0) - 7 - length($NF))
+	    if (!index(skip, " " n " ")) print }' "$G/$p.truth" > "$G/$p.want"
+	mapfile -t want < <(sed -E 's/^calls (.*) [0-9]+$/\1/' "$G/$p.want")
 	[ "${#want[@]}" -gt 0 ]
 	"$MT_ROOT/tests/helpers/gt-stacks" calls "$G/$p.sym" "${want[@]}" > "$G/$p.got"
 	diff -u "$G/$p.want" "$G/$p.got"
@@ -76,15 +85,19 @@ decoded_calls() {
 # $G/NAME.frames).
 frames() {
 	local p=$1 want=()
-	mapfile -t want < <(awk '$1 == "calls" { print $2 }' "$G/$p.truth")
+	mapfile -t want < <(sed -nE 's/^calls (.*) [0-9]+$/\1/p' "$G/$p.truth")
 	"$MT_ROOT/tests/helpers/gt-stacks" frames "$G/$p.json" "${want[@]}" \
 	    > "$G/$p.frames"
 	diff -u <(grep -E '^(calls|depth) ' "$G/$p.truth") \
 	    <(grep -E '^(calls|depth) ' "$G/$p.frames")
 }
 
+# The timer signal program runs under the ptrace backend: the qemu
+# backend's disable for a signal taken right after a taken conditional
+# branch names the branch, not its target where the program resumes
+# (FIXME in mt-capture/qemu), so the handler's return is not seen.
 @test "ground truth: a timer signal's handler: mt-decode's calls are the program's" {
-	capture signal
+	GT_EMULATE=1 capture signal
 	decoded_calls signal main handler
 }
 
@@ -111,6 +124,38 @@ frames() {
 @test "ground truth: goroutines taking turns: mt-decode's calls are the program's" {
 	GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 capture goroutines --all-threads
 	decoded_calls goroutines main.main
+}
+
+@test "ground truth: code without symbols, with tail calls: mt-decode's calls and jumps are the program's" {
+	capture stripped
+	decoded_calls stripped main
+}
+
+@test "ground truth: a timer signal's handler: mt-fxt's frames are the program's; handlers never nest" {
+	GT_EMULATE=1 capture signal
+	frames signal
+	grep -qx 'nest handler 1' "$G/signal.frames"
+}
+
+@test "ground truth: a signal handler that siglongjmps out: mt-fxt's frames are the program's" {
+	capture sigjmp
+	frames sigjmp
+	grep -qx 'nest handler 1' "$G/sigjmp.frames"
+}
+
+@test "ground truth: setjmp/longjmp out of nested calls: mt-fxt's frames are the program's" {
+	capture longjmp
+	frames longjmp
+}
+
+@test "ground truth: a C++ throw-and-catch loop: mt-fxt's frames are the program's" {
+	capture except
+	frames except
+}
+
+@test "ground truth: code without symbols, with tail calls: mt-fxt's frames are the program's" {
+	capture stripped
+	frames stripped
 }
 
 @test "ground truth: a thread started mid-run: mt-fxt's frames are the program's; the thread begins after pthread_create" {
