@@ -269,7 +269,8 @@ mt_perfenv_plan(const struct mt_perfenv *e, struct mt_perf_plan *p,
 			p->sb_pages /= 2;
 		else if (p->pt_bufs > 0 && p->pt_pages > 1)
 			p->pt_pages /= 2;
-		else if (p->pt_bufs > 0 && p->aux_bytes > MT_PERF_PLAN_AUX_MIN &&
+		else if (p->pt_bufs > 0 &&
+		    p->aux_bytes > MT_PERF_PLAN_AUX_MIN &&
 		    p->aux_bytes / 2 >= p->page)
 			p->aux_bytes /= 2;
 		else

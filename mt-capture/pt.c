@@ -271,9 +271,7 @@ pt_annotate(struct mt_cap *c, struct mt_snap *s)
 	uint64_t off;
 	char v[128];
 	size_t i;
-	int hw, uprobes = 0;
-
-	int rc;
+	int hw, uprobes = 0, rc;
 
 	/* Each PT event's own records, as a SIDEBAND of its thread/CPU. */
 	for (i = 0; i < mt_cap_nbufs(c); i++) {

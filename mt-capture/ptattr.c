@@ -147,8 +147,8 @@ fit_defaults(const struct mt_pmu *pmu, struct mt_cap_terms *v,
 		}
 		if (pick < 0 || (unsigned)pick > d->max)
 			continue;	/* refused with the reason later */
-		snprintf(t, sizeof(t), "%s=%u is not allowed by %s/%s (0x%llx): "
-		    "using %d", d->name, *val, pmu->name, d->bitmap,
+		snprintf(t, sizeof(t), "%s=%u is not allowed by %s/%s "
+		    "(0x%llx): using %d", d->name, *val, pmu->name, d->bitmap,
 		    (unsigned long long)bm, pick);
 		append_note(warn, warnsz, t);
 		*val = (uint8_t)pick;

@@ -169,8 +169,8 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 			continue;	/* offline CPU */
 		if (fd < 0) {
 			err = errno;
-			mt_perfenv_hint(err, MT_PERFENV_OPEN, "the sideband event",
-			    kernel, msg, msgsz);
+			mt_perfenv_hint(err, MT_PERFENV_OPEN,
+			    "the sideband event", kernel, msg, msgsz);
 			rc = err == EACCES || err == EPERM ? -MT_E_PERM :
 			    -MT_E_SYS;
 			errno = err;
@@ -184,8 +184,8 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 		if (r->map == MAP_FAILED) {
 			err = errno;
 			r->map = NULL;
-			mt_perfenv_hint(err, MT_PERFENV_MAP, "the sideband ring",
-			    kernel, msg, msgsz);
+			mt_perfenv_hint(err, MT_PERFENV_MAP,
+			    "the sideband ring", kernel, msg, msgsz);
 			rc = -MT_E_SYS;
 			errno = err;
 			goto fail;
