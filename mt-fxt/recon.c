@@ -442,7 +442,7 @@ ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 {
 	uint32_t id = stack_ident(r, e->loc[1]);
 	struct rmark *m;
-	int ti, ci, k;
+	int ti, ci, k = -1;
 
 	if (stack_seg_empty(rt) && !infer_source(r, rt, e->loc[0], e->a[0])) {
 		/* Returning from a frame nothing is known of. */
@@ -471,9 +471,9 @@ ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 		stack_push_loc(r, rt, e->loc[1], e->a[1], 0, 0);
 		return;
 	}
-	if (ti >= 0 && stack_find_site(rt, ti, e->a[1]) != ti) {
+	if (ti >= 0 && (k = stack_find_site(rt, ti, e->a[1])) != ti) {
 		/* (mt) Not to the top frame's caller: a non-local exit? */
-		if ((k = stack_find_site(rt, ti, e->a[1])) >= 0) {
+		if (k >= 0) {
 			stack_pop_to(r, rt, (uint32_t)k);
 			stack_check_current(r, rt, e->loc[1], e->a[1]);
 			return;
@@ -488,6 +488,20 @@ ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 		}
 	}
 	stack_pop_real(r, rt);
+	if (ti >= 0 && k < 0 && (ti = stack_top_real(rt)) >= 0 &&
+	    stack_at_entry(r, e->loc[1], e->a[1]) &&
+	    !stack_runs(&rt->fr[ti], id) &&
+	    !(rt->fr[ti].f.flags & FR_SYNTH)) {
+		/*
+		 * (mt) A return to a function's entry, not just after the
+		 * call that entered the frame, returns to no caller: it
+		 * enters that function (a retpoline, push-and-return, a
+		 * signal handler a backend shows as a return's target), so
+		 * the caller goes on below it.
+		 */
+		stack_push_loc(r, rt, e->loc[1], e->a[1], 0, 0);
+		return;
+	}
 	stack_check_current(r, rt, e->loc[1], e->a[1]);
 }
 

@@ -184,3 +184,9 @@ policy() {
 	policy signal-irq
 	diff -u "$D/signal.expected" "$D/signal-irq.expected"
 }
+
+@test "mt-fxt: a return to a function's entry enters it above the caller, unless it is the call's return address" {
+	policy ret-entry
+	grep -qx '20   +f {address=0x3000}' "$D/ret-entry.expected"
+	grep -qx '50 +after_call {address=0x1025}' "$D/ret-entry.expected"
+}
