@@ -282,6 +282,14 @@ int mt_cap_add_hit(struct mt_cap *c, pid_t pid, pid_t tid, uint64_t ip,
  */
 size_t mt_cap_trim_sideband(struct mt_cap *c, uint64_t before);
 
+/*
+ * A backend that follows child processes itself (emulate, with
+ * --all-threads): @pid, a child of target @parent, becomes a target (its
+ * trigger hits count, its maps and files go into the snapshot).
+ * Returns 1 if it is a target now, 0 if the table is full.
+ */
+int mt_cap_follow(struct mt_cap *c, pid_t pid, pid_t parent);
+
 /* Target processes: count, and pid of each. */
 size_t mt_cap_ntargets(const struct mt_cap *c);
 pid_t mt_cap_target(const struct mt_cap *c, size_t i);

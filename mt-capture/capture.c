@@ -652,17 +652,28 @@ static int
 adopt(struct mt_cap *c, pid_t pid)
 {
 	pid_t a = pid;
-	size_t n = c->ntargets;
 	int depth;
 
 	if (target_index(c, pid) >= 0)
 		return 1;
-	if (!c->ptcfg.per_cpu || n == MT_CAP_MAX_PIDS || pid <= 0)
+	if (!c->ptcfg.per_cpu || pid <= 0)
 		return 0;
 	for (depth = 0; depth < 64 && target_index(c, a) < 0; depth++)
 		if ((a = mt_proc_ppid(a)) <= 1)
 			return 0;
 	if (target_index(c, a) < 0)
+		return 0;
+	return mt_cap_follow(c, pid, a);
+}
+
+int
+mt_cap_follow(struct mt_cap *c, pid_t pid, pid_t parent)
+{
+	size_t n = c->ntargets;
+
+	if (target_index(c, pid) >= 0)
+		return 1;
+	if (n == MT_CAP_MAX_PIDS || pid <= 0)
 		return 0;
 	c->targets[n] = pid;
 	c->alive[n] = 1;
@@ -672,7 +683,7 @@ adopt(struct mt_cap *c, pid_t pid)
 	c->nalive++;
 	if (!c->o->quiet)
 		fprintf(stderr, "mt-capture: following process %d, a child "
-		    "of process %d\n", (int)pid, (int)a);
+		    "of process %d\n", (int)pid, (int)parent);
 	return 1;
 }
 

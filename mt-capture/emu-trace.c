@@ -62,6 +62,8 @@ struct thr {
 	int detach;		/* untraced: detach at its next stop */
 	int gone;		/* exited or detached */
 	int injected;		/* a signal was injected at the last resume */
+	int orphan;		/* a fork child stopped before its parent's
+				 * fork event: held until that comes */
 	int gstop;		/* in a group-stop (SIGSTOP...): resumed
 				 * with PTRACE_LISTEN, so it stays stopped
 				 * until a SIGCONT */
@@ -87,7 +89,8 @@ struct mt_emu_trace {
 	int phase;			/* enum phase */
 	struct thr *thr;		/* threads, also gone ones */
 	size_t nthr, capthr;
-	struct proc procs[8];		/* target processes */
+	struct proc procs[64];		/* target processes, and the
+					 * children followed */
 	size_t nprocs;
 	uint64_t clock;			/* virtual TSC */
 	uint64_t bp_addr;		/* start-at int3 address, 0: none */
@@ -775,6 +778,47 @@ on_exec(struct mt_emu_trace *t, struct thr *th)
 	return 0;
 }
 
+/*
+ * A traced thread of @parent forked process @child (o.follow_forks): the
+ * proc_new hook decides whether it is traced; if not it is detached at
+ * its first stop.  A child whose first stop came first was held
+ * (orphan): go on with it now.
+ */
+static int
+new_proc(struct mt_emu_trace *t, pid_t child, pid_t parent)
+{
+	struct user_regs_struct r;
+	struct thr *th = thr_find(t, child);
+	struct proc *p;
+	int follow, rc = 0;
+
+	follow = t->h.proc_new != NULL && proc_find(t, child) == NULL &&
+	    t->nprocs < sizeof(t->procs) / sizeof(t->procs[0]) &&
+	    t->h.proc_new(t->h.ctx, child, parent) > 0;
+	if (follow) {
+		p = &t->procs[t->nprocs];
+		memset(p, 0, sizeof(*p));
+		p->pid = child;
+		if ((p->code = mt_emu_code_new(child, t->h.fix, t->h.ctx)) ==
+		    NULL)
+			return -MT_E_NOMEM;
+		t->nprocs++;
+	}
+	if (th == NULL) {
+		if ((th = thr_add(t, child, child)) == NULL)
+			return -MT_E_NOMEM;
+		th->running = 1;	/* its first stop is on its way */
+	}
+	th->detach = !follow;
+	if (th->orphan) {
+		th->orphan = 0;
+		if (follow && t->phase == PH_STEP && get_regs(child, &r) == 0)
+			rc = start_step(t, th, resume_ip(&r));
+		resume(t, th, 0);
+	}
+	return rc;
+}
+
 /* Handle one waitpid result.  Returns 0, MT_EMU_EV_EXIT or -MT_E_*. */
 static int
 on_stop(struct mt_emu_trace *t, pid_t tid, int status)
@@ -791,6 +835,15 @@ on_stop(struct mt_emu_trace *t, pid_t tid, int status)
 			return 0;
 		/* A new thread whose first stop beat the clone event. */
 		pid = tgid_of(tid);
+		if (pid == tid && t->o.follow_forks && proc_find(t, pid) ==
+		    NULL) {
+			/* A new process whose first stop beat the fork
+			 * event: held until then. */
+			if ((th = thr_add(t, pid, tid)) == NULL)
+				return -MT_E_NOMEM;
+			th->orphan = 1;
+			return 0;
+		}
 		if (pid < 0 || proc_find(t, pid) == NULL)
 			return 0;
 		if ((th = thr_add(t, pid, tid)) == NULL)
@@ -818,6 +871,20 @@ on_stop(struct mt_emu_trace *t, pid_t tid, int status)
 				return -MT_E_NOMEM;
 			th = thr_find(t, tid);
 		}
+		resume(t, th, 0);
+		return 0;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
+			rc = new_proc(t, (pid_t)msg, th->pid);
+		/* new_proc may move the table: find th again. */
+		if ((th = thr_find(t, tid)) != NULL)
+			resume(t, th, 0);
+		return rc;
+	case PTRACE_EVENT_EXIT:
+		/* The main thread leaves: its maps are still there. */
+		if (tid == th->pid && t->h.proc_exiting != NULL)
+			t->h.proc_exiting(t->h.ctx, tid);
 		resume(t, th, 0);
 		return 0;
 	case PTRACE_EVENT_EXEC:
@@ -909,7 +976,9 @@ mt_emu_trace_free(struct mt_emu_trace *t)
 int
 mt_emu_trace_seize(struct mt_emu_trace *t, pid_t pid, int before_exec)
 {
-	const long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+	const long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+	    (t->o.follow_forks ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+	    PTRACE_O_TRACEEXIT : 0);
 	struct proc *p;
 	struct thr *th;
 	struct dirent *de;

@@ -52,11 +52,22 @@ struct mt_emu_hooks {
 	 * ends mt_emu_trace_run, < 0 an error.  May be NULL. */
 	int (*poll)(void *ctx, int timeout_ms);
 	mt_emu_fix_fn fix;	/* undo probe int3 in code bytes; may be NULL */
+	/*
+	 * With o.follow_forks: a traced thread of @parent forked process
+	 * @pid.  Returns 1 to trace it (its thread then goes through
+	 * thread_new), 0 to let it run untraced.  May be NULL (never).
+	 */
+	int (*proc_new)(void *ctx, pid_t pid, pid_t parent);
+	/* With o.follow_forks: process @pid's main thread is about to exit
+	 * (PTRACE_EVENT_EXIT), its maps still readable.  May be NULL. */
+	void (*proc_exiting)(void *ctx, pid_t pid);
 };
 
 struct mt_emu_trace_opts {
 	uint64_t config;	/* PT config bits (RTIT_CTL layout) */
 	const char *start_at;	/* symbol of the main executable, or NULL */
+	int follow_forks;	/* PTRACE_O_TRACEFORK/VFORK/EXIT: offer
+				 * child processes to the proc_new hook */
 	FILE *ground_truth;	/* branch log, or NULL; not owned */
 	unsigned poll_every;	/* steps between poll hooks (>= 1) */
 	uint64_t tsc0;		/* virtual clock at the start */

@@ -87,6 +87,18 @@ hook_proc_exit(void *ctx, pid_t pid, int status)
 }
 
 static int
+hook_proc_new(void *ctx, pid_t pid, pid_t parent)
+{
+	return mt_cap_follow(ctx, pid, parent);
+}
+
+static void
+hook_proc_exiting(void *ctx, pid_t pid)
+{
+	mt_cap_note_exiting(ctx, pid);
+}
+
+static int
 hook_poll(void *ctx, int timeout_ms)
 {
 	return mt_cap_poll(ctx, timeout_ms);
@@ -193,6 +205,10 @@ make_tracer(struct mt_cap *c, struct emu *e)
 	h.proc_exit = hook_proc_exit;
 	h.poll = hook_poll;
 	h.fix = hook_fix;
+	/* --all-threads: child processes too. */
+	to.follow_forks = mt_cap_opts(c)->all_threads;
+	h.proc_new = hook_proc_new;
+	h.proc_exiting = hook_proc_exiting;
 	e->tr = mt_emu_trace_new(&to, &h);
 	return e->tr == NULL ? -MT_E_NOMEM : 0;
 }

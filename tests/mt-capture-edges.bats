@@ -205,18 +205,61 @@ switches() {
 	[[ "$output" == *"meta: reason = exit"* ]]
 }
 
-@test "mt-capture run -a: the emulate backend leaves a child process untraced, as documented" {
-	run mt-capture run -q -a -b emulate --start-at main -o "$T/fork.snap" \
+# count KIND TID FILE: records KIND (call, ret) of thread TID in the
+# event stream FILE
+count() {
+	awk -v k="$1" -v t="$2" '$1 == k && $3 == t' "$3" | wc -l
+}
+
+# calls_to NAME TID FILE: calls of thread TID into the function NAME in
+# the symbolized stream FILE (fn and loc records name the targets)
+calls_to() {
+	awk -v f="$1" -v t="$2" '
+	    $1 == "fn" && $NF == f { fn[$2] = 1 }
+	    $1 == "loc" { split($4, a, ":"); if (a[1] in fn) loc["@" $2] = 1 }
+	    $1 == "call" && $3 == t && ($NF in loc) { n++ }
+	    END { print n + 0 }' "$3"
+}
+
+@test "mt-capture run -a: the emulate backend follows a child process, every call as stepped" {
+	run mt-capture run -q -a -b emulate --start-at main \
+	    --ground-truth "$T/fork.gt" -o "$T/fork.snap" \
 	    -- "$T/fork" "$T/child.pid"
 	[ "$status" -eq 0 ]
 	read -r parent child <<< "${lines[0]}"
-	# the child ran to its end
 	[ "$(cat "$T/child.pid")" = "$child" ]
 	run mt-decode --info "$T/fork.snap"
+	[[ "$output" == *"process $child (parent $parent)"* ]]
+	[[ "$output" == *"thread $child, "* ]]
+	run mt-decode --stats -o "$T/fork.ev" "$T/fork.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"errors: 0"* ]]
+	# each thread's calls and returns, as the stepper saw them retire
+	for t in "$parent" "$child"; do
+		gc=$(awk -v t="$t" '$1 == t && ($2 == "call" || $2 == "icall")' "$T/fork.gt" | wc -l)
+		gr=$(awk -v t="$t" '$1 == t && $2 == "ret"' "$T/fork.gt" | wc -l)
+		[ "$gc" -gt 20 ]
+		[ "$(count call "$t" "$T/fork.ev")" -eq "$gc" ]
+		[ "$(count ret "$t" "$T/fork.ev")" -eq "$gr" ]
+	done
+	# the child's own work (fopen) is in the child's trace only
+	mt-symbolize < "$T/fork.ev" > "$T/fork.sym"
+	[ "$(calls_to fopen@plt "$child" "$T/fork.sym")" -eq 1 ]
+	[ "$(calls_to fopen@plt "$parent" "$T/fork.sym")" -eq 0 ]
+	run mt-capture run --help
+	[[ "$output" == *"and child processes (fork; pt and emulate, not qemu)"* ]]
+}
+
+@test "mt-capture run: without -a the emulate backend leaves a child process untraced" {
+	run mt-capture run -q -b emulate --start-at main -o "$T/fork1.snap" \
+	    -- "$T/fork" "$T/child1.pid"
+	[ "$status" -eq 0 ]
+	read -r parent child <<< "${lines[0]}"
+	# the child ran to its end, natively
+	[ "$(cat "$T/child1.pid")" = "$child" ]
+	run mt-decode --info "$T/fork1.snap"
 	[[ "$output" == *"pt buffer 0: thread $parent,"* ]]
 	[[ "$output" != *"thread $child,"* ]]
-	run mt-capture run --help
-	[[ "$output" == *"child processes (fork): live PT only, emulate leaves them"* ]]
 }
 
 @test "mt-decode: a file missing at decode time is warned about once" {
