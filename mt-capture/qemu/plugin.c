@@ -337,6 +337,27 @@ follow(struct vst *v, const struct blk *p, uint64_t next)
 {
 	struct mt_emu_pt *pt = v->pt;
 
+	/* The common cases first, as plain tests: an indirect jump on the
+	 * class would be mispredicted on a mix of branches. */
+	if (p->cls == MT_EMU_I_JCC && (next == p->target || next == p->fall)) {
+		gt(v, next != p->fall ? "jcc" : "jcc-nt", p->last, next);
+		mt_emu_pt_branch(pt, MT_EMU_PT_COND, p->last, p->len, next, 0,
+		    v->tsc);
+		return;
+	}
+	if (p->cls == MT_EMU_I_RET && (next != p->last || p->ninsns == 1)) {
+		gt(v, "ret", p->last, next);
+		mt_emu_pt_branch(pt, MT_EMU_PT_RET, p->last, p->len, next, 0,
+		    v->tsc);
+		return;
+	}
+	if (p->cls == MT_EMU_I_CALL && next == p->target) {
+		gt(v, "call", p->last, next);
+		mt_emu_pt_branch(pt, MT_EMU_PT_CALL, p->last, p->len, next,
+		    !p->disp0, v->tsc);
+		return;
+	}
+
 	/* QEMU moved the last instruction into the next block (it crosses
 	 * a page, or it is a rep string instruction going round): it did
 	 * not run here. */
