@@ -345,7 +345,7 @@ mt_emu_code_get(struct mt_emu_code *c, pid_t tid, uint64_t ip,
     struct mt_emu_insn *out)
 {
 	struct slot *s;
-	uint8_t buf[MAX_INSN];
+	uint8_t buf[MAX_INSN], mem0;
 	ssize_t n;
 	int rc;
 
@@ -357,11 +357,13 @@ mt_emu_code_get(struct mt_emu_code *c, pid_t tid, uint64_t ip,
 	n = read_code(tid, ip, buf);
 	if (n <= 0)
 		return -MT_E_IO;
+	mem0 = buf[0];
 	if (c->fix != NULL)
 		c->fix(c->fix_ctx, c->pid, ip, buf, (size_t)n);
 	rc = classify_with(c->cs, c->ci, buf, (size_t)n, ip, out);
 	if (rc < 0)
 		return rc;
+	out->probed = mem0 == 0xcc && buf[0] != 0xcc;
 	s->ip = ip;
 	s->insn = *out;
 	return 0;

@@ -6,7 +6,8 @@
  * memory (process_vm_readv).  Only this module includes capstone.
  *
  * Code bytes are read from memory, not files, so the vDSO and JIT code
- * work; a fix-up callback restores bytes that uprobes replaced by int3.
+ * work; a fix-up callback restores bytes that uprobes replaced by int3
+ * (mt's own and other tools', see emu-trace.c), and marks them probed.
  * The cache must be flushed when mappings change (mmap, munmap, mprotect,
  * execve): the stepper does it after those system calls.
  */
@@ -39,6 +40,9 @@ struct mt_emu_insn {
 	uint8_t cls;		/* enum mt_emu_cls */
 	uint8_t rep;		/* has a rep prefix: may retire in steps */
 	uint8_t disp0;		/* a call to the next instruction */
+	uint8_t probed;		/* memory held an int3 over its first
+				 * byte, which the fix-up undid (a uprobe:
+				 * the kernel runs the instruction) */
 };
 
 /*

@@ -37,6 +37,7 @@
 #include "elffile.h"
 #include "emu-trace.h"
 #include "err.h"
+#include "proc.h"
 
 enum phase {
 	PH_IDLE,		/* nothing seized yet */
@@ -267,6 +268,69 @@ static int
 get_regs(pid_t tid, struct user_regs_struct *r)
 {
 	return ptrace(PTRACE_GETREGS, tid, NULL, r) == 0 ? 0 : -MT_E_SYS;
+}
+
+/*
+ * The byte at @addr of a file mapping of @pid, read from the file itself.
+ * Returns 0, or -MT_E_NOTFOUND (not in a file mapping, file unreadable).
+ */
+static int
+file_byte(pid_t pid, uint64_t addr, uint8_t *out)
+{
+	char path[96], line[1024], file[600];
+	struct mt_proc_map m;
+	int found = 0, fd, rc = -MT_E_NOTFOUND;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return rc;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (mt_proc_parse_maps_line(line, &m) == 0 &&
+		    addr >= m.start && addr < m.end) {
+			found = m.path[0] == '/';
+			break;
+		}
+	fclose(f);
+	if (!found)
+		return rc;
+	/* The mapped file itself, even when its name was replaced since. */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+	    (unsigned long long)m.start, (unsigned long long)m.end);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		mt_proc_target_file(pid, m.path, m.maj, m.min, m.ino, file,
+		    sizeof(file));
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return rc;
+	if (pread(fd, out, 1, (off_t)(m.pgoff + (addr - m.start))) == 1)
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+/*
+ * Undo uprobe int3 bytes in @buf, @len bytes read from @pid at @addr, the
+ * start of an instruction: mt's own triggers through the framework's
+ * hook, then anyone else's.  A uprobe is an int3 the kernel writes over
+ * the first byte of the probed instruction in every process that maps the
+ * file, system-wide (kernel/events/uprobes.c), whoever asked for it
+ * (bpftrace, a USDT agent, another mt-capture): in a file mapping whose
+ * file holds another byte there, the file's byte is the instruction's.
+ * Whether it really was a uprobe is only known after the step (on_stop:
+ * the program's own int3 raises a SIGTRAP with si_code SI_KERNEL).
+ */
+static void
+code_fix(void *ctx, pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct mt_emu_trace *t = ctx;
+	uint8_t b;
+
+	if (t->h.fix != NULL)
+		t->h.fix(t->h.ctx, pid, addr, buf, len);
+	if (len > 0 && buf[0] == 0xcc && file_byte(pid, addr, &b) == 0)
+		buf[0] = b;
 }
 
 /* Fetch the instruction at th->ip; an unreadable one stops the model. */
@@ -799,8 +863,7 @@ new_proc(struct mt_emu_trace *t, pid_t child, pid_t parent)
 		p = &t->procs[t->nprocs];
 		memset(p, 0, sizeof(*p));
 		p->pid = child;
-		if ((p->code = mt_emu_code_new(child, t->h.fix, t->h.ctx)) ==
-		    NULL)
+		if ((p->code = mt_emu_code_new(child, code_fix, t)) == NULL)
 			return -MT_E_NOMEM;
 		t->nprocs++;
 	}
@@ -817,6 +880,36 @@ new_proc(struct mt_emu_trace *t, pid_t child, pid_t parent)
 		resume(t, th, 0);
 	}
 	return rc;
+}
+
+/*
+ * @th stepped an instruction whose first byte is an int3 in memory but
+ * not in its file (code_fix), and stopped with SIGTRAP.  A uprobe's int3
+ * is the kernel's own: it ran its handler, then the original instruction,
+ * out of line in the [uprobes] page or emulated, put the IP where that
+ * instruction leaves it, and, seeing the trap flag of our step, sent the
+ * thread a SIGTRAP (send_sig: si_code SI_USER) in place of the step trap
+ * it consumed (arch/x86/kernel/uprobes.c, arch_uprobe_post_xol and
+ * arch_uprobe_skip_sstep); or it found the probe gone and restarted the
+ * instruction in place (an ordinary step trap).  Either way the original
+ * instruction retired and the SIGTRAP is not the program's.  An int3 the
+ * program wrote itself (no uprobe there) raises SIGTRAP with si_code
+ * SI_KERNEL: then the instruction was that int3.
+ */
+static void
+probe_settle(struct thr *th)
+{
+	siginfo_t si;
+
+	if (ptrace(PTRACE_GETSIGINFO, th->tid, NULL, &si) != 0 ||
+	    si.si_signo != SIGTRAP || si.si_code != SI_KERNEL)
+		return;
+	th->insn.cls = MT_EMU_I_INT;
+	th->insn.len = 1;
+	th->insn.target = 0;
+	th->insn.rep = 0;
+	th->insn.disp0 = 0;
+	th->insn.probed = 0;
 }
 
 /* Handle one waitpid result.  Returns 0, MT_EMU_EV_EXIT or -MT_E_*. */
@@ -926,8 +1019,12 @@ on_stop(struct mt_emu_trace *t, pid_t tid, int status)
 		return 0;
 	}
 	if (sig == SIGTRAP && th->mode == M_STEP) {
+		int own;
+
+		if (th->started && th->insn.probed)
+			probe_settle(th);
 		/* After int3 the SIGTRAP is the program's own: deliver it. */
-		int own = th->started && th->insn.cls == MT_EMU_I_INT &&
+		own = th->started && th->insn.cls == MT_EMU_I_INT &&
 		    !th->injected;
 
 		rc = step_done(t, th);
@@ -991,7 +1088,7 @@ mt_emu_trace_seize(struct mt_emu_trace *t, pid_t pid, int before_exec)
 	p = &t->procs[t->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	p->code = mt_emu_code_new(pid, t->h.fix, t->h.ctx);
+	p->code = mt_emu_code_new(pid, code_fix, t);
 	if (p->code == NULL)
 		return -MT_E_NOMEM;
 	t->nprocs++;
