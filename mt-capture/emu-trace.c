@@ -75,6 +75,9 @@ struct thr {
 	struct timespec sys_t0;	/* real time when it started */
 	uint64_t ip;		/* next instruction to retire */
 	struct mt_emu_insn insn;	/* the instruction at ip */
+	int xol;		/* in the kernel's [uprobes] page: xol_insn
+				 * retires where the thread comes out */
+	struct mt_emu_insn xol_insn;	/* the instruction that went in */
 	struct mt_emu_pt *pt;	/* packet generator; NULL: untraced */
 };
 
@@ -82,6 +85,7 @@ struct proc {
 	pid_t pid;
 	struct mt_emu_code *code;	/* instruction cache */
 	int exited;
+	uint64_t xol_lo, xol_hi;	/* its [uprobes] page, once seen */
 };
 
 struct mt_emu_trace {
@@ -763,6 +767,75 @@ odd:
 	return rc;
 }
 
+/*
+ * Is @ip in the [uprobes] page of @th's process?  The kernel maps that
+ * page (VM_IO: never readable through process_vm_readv) at the first
+ * uprobe hit, with the out-of-line copies of probed instructions and the
+ * uretprobe trampoline, where a uretprobe points the probed function's
+ * return address (kernel/events/uprobes.c, prepare_uretprobe).  Only an
+ * unreadable @ip makes maps be read.
+ */
+static int
+in_uprobes(struct mt_emu_trace *t, struct thr *th, uint64_t ip)
+{
+	struct proc *p = proc_find(t, th->pid);
+	struct mt_emu_insn in;
+	struct mt_proc_map m;
+	char path[64], line[1024];
+	FILE *f;
+
+	if (p == NULL)
+		return 0;
+	if (ip >= p->xol_lo && ip < p->xol_hi)
+		return 1;
+	if (mt_emu_code_get(p->code, th->tid, ip, &in) != -MT_E_IO)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)th->pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (mt_proc_parse_maps_line(line, &m) == 0 &&
+		    strcmp(m.path, "[uprobes]") == 0) {
+			p->xol_lo = m.start;
+			p->xol_hi = m.end;
+			break;
+		}
+	fclose(f);
+	return ip >= p->xol_lo && ip < p->xol_hi;
+}
+
+/*
+ * @th's step from th->insn went to @rip: into the [uprobes] page (a return
+ * to the uretprobe trampoline, or the out-of-line copy of a probed
+ * instruction), or out of it.  The kernel's code there is not the
+ * program's: it is stepped through unrecorded, and the instruction that
+ * went in retires where the thread comes out (the return address the
+ * uretprobe saved, the instruction after the probed one), as if it had
+ * gone there directly.  Returns 1 while inside, else 0 (retire normally,
+ * with th->insn the instruction that went in).
+ */
+static int
+xol_follow(struct mt_emu_trace *t, struct thr *th, uint64_t rip)
+{
+	if (!th->xol) {
+		if (rip == th->insn.ip + th->insn.len ||
+		    (th->insn.target != 0 && rip == th->insn.target) ||
+		    !in_uprobes(t, th, rip))
+			return 0;
+		th->xol = 1;
+		th->xol_insn = th->insn;
+	} else if (!in_uprobes(t, th, rip)) {
+		th->xol = 0;
+		th->insn = th->xol_insn;
+		return 0;
+	}
+	/* Stepped on as an unknown instruction: no system call model. */
+	memset(&th->insn, 0, sizeof(th->insn));
+	th->insn.ip = rip;
+	th->insn.cls = MT_EMU_I_BAD;
+	return 1;
+}
+
 /* A step finished for @th (SIGTRAP stop, stepping mode). */
 static int
 step_done(struct mt_emu_trace *t, struct thr *th)
@@ -780,7 +853,10 @@ step_done(struct mt_emu_trace *t, struct thr *th)
 	    && si.si_code == SIGTRAP) {
 		th->reenable = 0;
 		/* The kernel built a signal frame and entered the handler
-		 * (ptrace_notify after signal delivery while stepping). */
+		 * (ptrace_notify after signal delivery while stepping).  In
+		 * the [uprobes] page, the instruction that went in is shown
+		 * interrupted. */
+		th->xol = 0;
 		t->st.signals++;
 		gt(t, th->tid, "signal", th->ip, r.rip);
 		if (th->pt != NULL && !th->in_syscall)
@@ -802,6 +878,8 @@ step_done(struct mt_emu_trace *t, struct thr *th)
 		    (rc = mt_emu_pt_enable(th->pt, th->ip, t->clock)) < 0)
 			return rc;
 	}
+	if (xol_follow(t, th, r.rip))
+		return 0;
 	if ((rc = retire(t, th, &th->insn, r.rip, 0)) < 0)
 		return rc;
 	if (r.rip != th->ip) {
@@ -820,8 +898,11 @@ on_exec(struct mt_emu_trace *t, struct thr *th)
 	struct proc *p = proc_find(t, th->pid);
 	int rc;
 
-	if (p != NULL)
+	if (p != NULL) {
 		mt_emu_code_flush(p->code);
+		p->xol_lo = p->xol_hi = 0;	/* a new mm */
+	}
+	th->xol = 0;
 	if (get_regs(th->tid, &r) < 0)
 		return -MT_E_SYS;
 	if (t->phase == PH_WAIT_EXEC) {

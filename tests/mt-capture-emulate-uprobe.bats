@@ -31,13 +31,17 @@ file_offset() {
 	return 1
 }
 
-# hold FILE SYMBOL...: uprobes at each SYMBOL of FILE, held by a process
+# hold FILE [ret:]SYMBOL...: uprobes at each SYMBOL of FILE, held by a process
 # HPID until teardown; skips when uprobes cannot be opened here.
 hold() {
 	local f=$1 s offs=()
 	shift
 	for s in "$@"; do
-		offs+=("$(file_offset "$f" "$s")")
+		# ret:SYMBOL: a return probe (uretprobe) on SYMBOL
+		case $s in
+		ret:*) offs+=("r$(file_offset "$f" "${s#ret:}")") ;;
+		*) offs+=("$(file_offset "$f" "$s")") ;;
+		esac
 	done
 	"$E/uprobe-hold" "$f" "${offs[@]}" > "$E/hold.out" 2> "$E/hold.err" &
 	HPID=$!
@@ -79,4 +83,41 @@ hold() {
 		    "$E/u.ev" | wc -l)
 		[[ "$want" == *"$f $n "* ]]
 	done
+}
+
+@test "emulate: uretprobes and uprobes together leave the branch log and the instruction count unchanged" {
+	# without ASLR both runs execute the same addresses
+	setarch -R mt-capture run -q -b emulate --start-at main \
+	    --ground-truth "$E/r0.gt" -o "$E/r0.snap" -- "$E/probed" > "$E/r0.out"
+	hold "$E/probed" ret:probe_push ret:probe_riprel probe_push probe_riprel \
+	    probe_call
+	run setarch -R mt-capture run -q -b emulate --start-at main \
+	    --ground-truth "$E/r1.gt" -o "$E/r1.snap" -- "$E/probed"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(cat "$E/r0.out")" ]
+	# the returns go to the callers, not into the [uprobes] page
+	diff -u <(cut -d' ' -f2- "$E/r0.gt") <(cut -d' ' -f2- "$E/r1.gt")
+	local i0 i1
+	i0=$(mt-decode --info "$E/r0.snap" | grep 'emulate-instructions')
+	i1=$(mt-decode --info "$E/r1.snap" | grep 'emulate-instructions')
+	[ -n "$i0" ]
+	[ "$i0" = "$i1" ]
+	run mt-decode --stats -o "$E/r1.ev" "$E/r1.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"errors: 0"* ]]
+	diff -u <(awk '$2 == "call" || $2 == "icall" { print "call", $3, $4 }
+	    $2 == "ret" { print "ret", $3, $4 }' "$E/r1.gt") \
+	    <(awk '$1 == "call" || $1 == "ret" { print $1, $4, $5 }' "$E/r1.ev")
+}
+
+@test "emulate: the program's own int3 under uprobes still reaches its handler" {
+	hold "$E/probed" probe_push
+	run mt-capture run -q -b emulate --start-at main \
+	    --ground-truth "$E/t.gt" -o "$E/t.snap" -- "$E/probed" int3
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "traps 1" ]
+	run grep -c ' int ' "$E/t.gt"
+	[ "$output" -eq 1 ]
+	run grep -c ' signal ' "$E/t.gt"
+	[ "$output" -eq 1 ]
 }

@@ -6,8 +6,17 @@
  * are of three kinds the kernel handles differently: a push (executed out
  * of line or emulated), a rip-relative load (out of line, with the
  * address fixed up) and a direct call (emulated).
+ *
+ * With an argument "int3", main first writes an int3 over the nop that
+ * starts self_bp, as a debugger would, and calls it: the SIGTRAP is the
+ * program's own and its handler counts it ("traps 1").
  */
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 volatile int sink;
 int n_push, n_riprel, n_call;	/* calls counted by the functions */
@@ -52,11 +61,47 @@ probe_call(int x)
 	    "ret");
 }
 
+/* First instruction: a nop, which main may overwrite with an int3. */
+__attribute__((noinline, naked)) void
+self_bp(void)
+{
+	asm volatile("nop\n\t"
+	    "ret");
+}
+
+static volatile int traps;
+
+static void
+on_trap(int sig)
+{
+	(void)sig;
+	traps++;
+}
+
+/* Write an int3 over self_bp's nop, then run it. */
+static int
+own_int3(void)
+{
+	uintptr_t pg = (uintptr_t)self_bp & ~(uintptr_t)4095;
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_trap;
+	if (sigaction(SIGTRAP, &sa, NULL) != 0 || mprotect((void *)pg, 8192,
+	    PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+		return -1;
+	*(volatile unsigned char *)(uintptr_t)self_bp = 0xcc;
+	self_bp();	/* the handler returns after the int3: to the ret */
+	return traps;
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	int i, s = 0;
 
+	if (argc > 1 && strcmp(argv[1], "int3") == 0)
+		printf("traps %d\n", own_int3());
 	for (i = 0; i < 5; i++)
 		s += probe_push(i) + probe_riprel(i) + probe_call(i);
 	printf("push %d riprel %d call %d sum %d\n", n_push, n_riprel,

@@ -6,7 +6,8 @@
  * and holds them until it is killed.  The kernel writes an int3 at each
  * probed instruction of every process that maps FILE.
  *
- * usage: uprobe-hold FILE OFFSET...   (offsets in hex or decimal)
+ * usage: uprobe-hold FILE [r]OFFSET...   (hex or decimal; r: a return
+ * probe, a uretprobe, on the function at OFFSET)
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -25,7 +26,7 @@ main(int argc, char **argv)
 	FILE *f;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: uprobe-hold FILE OFFSET...\n");
+		fprintf(stderr, "usage: uprobe-hold FILE [r]OFFSET...\n");
 		return 2;
 	}
 	f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
@@ -37,13 +38,18 @@ main(int argc, char **argv)
 	for (i = 2; i < argc; i++)
 		for (c = 0; c < ncpu; c++) {
 			struct perf_event_attr a;
+			const char *o = argv[i];
 			int fd;
 
 			memset(&a, 0, sizeof(a));
 			a.size = sizeof(a);
 			a.type = (uint32_t)type;
 			a.config1 = (uint64_t)(uintptr_t)argv[1];
-			a.config2 = strtoull(argv[i], NULL, 0);
+			if (*o == 'r') {
+				a.config = 1;	/* format/retprobe: config:0 */
+				o++;
+			}
+			a.config2 = strtoull(o, NULL, 0);
 			a.sample_period = 1;
 			a.sample_type = PERF_SAMPLE_IP;
 			fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)c,
