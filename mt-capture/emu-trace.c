@@ -36,8 +36,8 @@
 
 #include "elffile.h"
 #include "emu-trace.h"
+#include "emu-uprobe.h"
 #include "err.h"
-#include "proc.h"
 
 enum phase {
 	PH_IDLE,		/* nothing seized yet */
@@ -275,55 +275,12 @@ get_regs(pid_t tid, struct user_regs_struct *r)
 }
 
 /*
- * The byte at @addr of a file mapping of @pid, read from the file itself.
- * Returns 0, or -MT_E_NOTFOUND (not in a file mapping, file unreadable).
- */
-static int
-file_byte(pid_t pid, uint64_t addr, uint8_t *out)
-{
-	char path[96], line[1024], file[600];
-	struct mt_proc_map m;
-	int found = 0, fd, rc = -MT_E_NOTFOUND;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return rc;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (mt_proc_parse_maps_line(line, &m) == 0 &&
-		    addr >= m.start && addr < m.end) {
-			found = m.path[0] == '/';
-			break;
-		}
-	fclose(f);
-	if (!found)
-		return rc;
-	/* The mapped file itself, even when its name was replaced since. */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-	    (unsigned long long)m.start, (unsigned long long)m.end);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		mt_proc_target_file(pid, m.path, m.maj, m.min, m.ino, file,
-		    sizeof(file));
-		fd = open(file, O_RDONLY | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return rc;
-	if (pread(fd, out, 1, (off_t)(m.pgoff + (addr - m.start))) == 1)
-		rc = 0;
-	close(fd);
-	return rc;
-}
-
-/*
  * Undo uprobe int3 bytes in @buf, @len bytes read from @pid at @addr, the
  * start of an instruction: mt's own triggers through the framework's
- * hook, then anyone else's.  A uprobe is an int3 the kernel writes over
- * the first byte of the probed instruction in every process that maps the
- * file, system-wide (kernel/events/uprobes.c), whoever asked for it
- * (bpftrace, a USDT agent, another mt-capture): in a file mapping whose
- * file holds another byte there, the file's byte is the instruction's.
- * Whether it really was a uprobe is only known after the step (on_stop:
- * the program's own int3 raises a SIGTRAP with si_code SI_KERNEL).
+ * hook, then anyone else's (emu-uprobe.h): in a file mapping whose file
+ * holds another byte there, the file's byte is the instruction's.
+ * Whether it really was a uprobe is only known after the step
+ * (probe_settle).
  */
 static void
 code_fix(void *ctx, pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
@@ -333,7 +290,8 @@ code_fix(void *ctx, pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
 
 	if (t->h.fix != NULL)
 		t->h.fix(t->h.ctx, pid, addr, buf, len);
-	if (len > 0 && buf[0] == 0xcc && file_byte(pid, addr, &b) == 0)
+	if (len > 0 && buf[0] == 0xcc &&
+	    mt_emu_uprobe_file_byte(pid, addr, &b) == 0)
 		buf[0] = b;
 }
 
@@ -768,11 +726,7 @@ odd:
 }
 
 /*
- * Is @ip in the [uprobes] page of @th's process?  The kernel maps that
- * page (VM_IO: never readable through process_vm_readv) at the first
- * uprobe hit, with the out-of-line copies of probed instructions and the
- * uretprobe trampoline, where a uretprobe points the probed function's
- * return address (kernel/events/uprobes.c, prepare_uretprobe).  Only an
+ * Is @ip in the [uprobes] page of @th's process (emu-uprobe.h)?  Only an
  * unreadable @ip makes maps be read.
  */
 static int
@@ -780,27 +734,14 @@ in_uprobes(struct mt_emu_trace *t, struct thr *th, uint64_t ip)
 {
 	struct proc *p = proc_find(t, th->pid);
 	struct mt_emu_insn in;
-	struct mt_proc_map m;
-	char path[64], line[1024];
-	FILE *f;
 
 	if (p == NULL)
 		return 0;
 	if (ip >= p->xol_lo && ip < p->xol_hi)
 		return 1;
-	if (mt_emu_code_get(p->code, th->tid, ip, &in) != -MT_E_IO)
+	if (mt_emu_code_get(p->code, th->tid, ip, &in) != -MT_E_IO ||
+	    mt_emu_uprobe_page(th->pid, &p->xol_lo, &p->xol_hi) < 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)th->pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (mt_proc_parse_maps_line(line, &m) == 0 &&
-		    strcmp(m.path, "[uprobes]") == 0) {
-			p->xol_lo = m.start;
-			p->xol_hi = m.end;
-			break;
-		}
-	fclose(f);
 	return ip >= p->xol_lo && ip < p->xol_hi;
 }
 
@@ -965,25 +906,15 @@ new_proc(struct mt_emu_trace *t, pid_t child, pid_t parent)
 
 /*
  * @th stepped an instruction whose first byte is an int3 in memory but
- * not in its file (code_fix), and stopped with SIGTRAP.  A uprobe's int3
- * is the kernel's own: it ran its handler, then the original instruction,
- * out of line in the [uprobes] page or emulated, put the IP where that
- * instruction leaves it, and, seeing the trap flag of our step, sent the
- * thread a SIGTRAP (send_sig: si_code SI_USER) in place of the step trap
- * it consumed (arch/x86/kernel/uprobes.c, arch_uprobe_post_xol and
- * arch_uprobe_skip_sstep); or it found the probe gone and restarted the
- * instruction in place (an ordinary step trap).  Either way the original
- * instruction retired and the SIGTRAP is not the program's.  An int3 the
- * program wrote itself (no uprobe there) raises SIGTRAP with si_code
- * SI_KERNEL: then the instruction was that int3.
+ * not in its file (code_fix), and stopped with SIGTRAP.  A uprobe's: the
+ * original instruction retired and the SIGTRAP is the kernel's report,
+ * not the program's (emu-uprobe.h).  The program's own int3: the
+ * instruction was that int3.
  */
 static void
 probe_settle(struct thr *th)
 {
-	siginfo_t si;
-
-	if (ptrace(PTRACE_GETSIGINFO, th->tid, NULL, &si) != 0 ||
-	    si.si_signo != SIGTRAP || si.si_code != SI_KERNEL)
+	if (!mt_emu_uprobe_own_trap(th->tid))
 		return;
 	th->insn.cls = MT_EMU_I_INT;
 	th->insn.len = 1;
