@@ -1190,16 +1190,3 @@ mt_snap_read_mem(struct mt_snap *s, const void *p, size_t len,
 
 	return read_all(&in, s, d);
 }
-
-uint64_t
-mt_snap_tsc_to_perf(const struct mt_snap_timeconv *tc, uint64_t tsc)
-{
-	uint64_t quot, rem;
-
-	if (tc->time_shift >= 64)
-		return tc->time_zero;
-	quot = tsc >> tc->time_shift;
-	rem = tsc & ((1ull << tc->time_shift) - 1);
-	return tc->time_zero + quot * tc->time_mult +
-	    ((rem * tc->time_mult) >> tc->time_shift);
-}

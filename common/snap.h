@@ -276,18 +276,15 @@ int mt_snap_add_text(struct mt_snap *s, const struct mt_snap_text *t);
 /* Set the host's strings (copied). */
 int mt_snap_set_host(struct mt_snap *s, const struct mt_snap_host *h);
 
-/*
- * TSC @tsc in perf clock ns with @tc (REFERENCE §2.8): time_zero +
- * (tsc >> shift) * mult + ((tsc & (2^shift - 1)) * mult >> shift).
- * Meaningful only when tc->cap_user_time_zero is set.
- */
-uint64_t mt_snap_tsc_to_perf(const struct mt_snap_timeconv *tc,
-    uint64_t tsc);
-
 /* Value of META key @key, or NULL. */
 const char *mt_snap_meta_get(const struct mt_snap *s, const char *key);
 
-/* TSC @tsc in perf time (ns) with TIMECONV @tc (snapshot.md). */
+/*
+ * TSC @tsc in perf time (ns) with TIMECONV @tc (snapshot.md): time_zero +
+ * (tsc >> shift) * mult + ((tsc & (2^shift - 1)) * mult >> shift), as
+ * perf_event_mmap_page documents it.  Meaningful only when
+ * tc->cap_user_time_zero is set.
+ */
 uint64_t mt_snap_tsc_to_ns(const struct mt_snap_timeconv *tc, uint64_t tsc);
 
 #endif /* MT_SNAP_H */

@@ -523,8 +523,8 @@ oldest_in_rings(struct mt_cap *c)
 		if (b->ring.base == NULL)
 			continue;
 		if (mt_ring_oldest_tsc(b->ring.base, b->ring.size, &tsc)) {
-			if (mt_snap_tsc_to_perf(tc, tsc) < oldest)
-				oldest = mt_snap_tsc_to_perf(tc, tsc);
+			if (mt_snap_tsc_to_ns(tc, tsc) < oldest)
+				oldest = mt_snap_tsc_to_ns(tc, tsc);
 			continue;
 		}
 		for (k = 0; k < b->ring.size && b->ring.base[k] == 0; k++)
