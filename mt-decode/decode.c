@@ -344,17 +344,32 @@ dec_triggers(struct dec_buf *b, uint64_t upto)
 }
 
 /*
- * Before a gap that starts at @t: the hits of this thread up to @t.  The
- * probe that fired stopped the thread there (the uprobe's trap, the
- * software backend's stop for the snapshot), so the hit belongs to the
- * stack it reached, before the gap, not to the gap's [untraced] frame.
+ * Before a gap that starts at @t with the thread at @ip (0: unknown): the
+ * hits of this thread up to @t.  The probe that fired stopped the thread
+ * there (the uprobe's trap, a software backend's stop for the snapshot),
+ * so the hit belongs to the stack it reached, before the gap, not to the
+ * gap's [untraced] frame.  The next hit, if it is this thread's at @ip and
+ * not earlier, is the one that stopped it, recorded a little later (the
+ * trap's handling): it takes the gap's time.
  */
 static void
-dec_triggers_before_gap(struct dec_buf *b, uint64_t t)
+dec_triggers_before_gap(struct dec_buf *b, uint64_t t, uint64_t ip)
 {
-	if (b->r->perf_clock && b->trigi < b->r->s->ntriggers &&
-	    t < UINT64_MAX)
+	const struct mt_snap *s = b->r->s;
+	const struct mt_snap_trigger *h;
+
+	if (!b->r->perf_clock || b->trigi >= s->ntriggers)
+		return;
+	if (t < UINT64_MAX)
 		dec_triggers(b, t + 1);
+	if (ip == 0 || b->trigi >= s->ntriggers)
+		return;
+	h = &s->triggers[b->trigi];
+	if (h->tid == b->tid && h->ip == ip && h->time >= t &&
+	    (b->cpu == NULL || dec_trigger_here(b, h))) {
+		dec_emit_str(b, MT_EV_TRIGGER, t, h->ip, 0, h->what);
+		b->trigi++;
+	}
 }
 
 /* Follow the per-CPU switch list up to the current time. */
@@ -628,13 +643,13 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		why = dec_disable_reason(b);
 		if (b->pend.kind != WK_NONE)
 			dec_resolve(b, ip, 1);
-		dec_triggers_before_gap(b, t);
+		dec_triggers_before_gap(b, t, b->last_ip);
 		dec_emit_str(b, MT_EV_DISABLE, t, b->last_ip, 0, why);
 		break;
 	case ptev_async_disabled:
 		if (b->pend.kind != WK_NONE)
 			dec_resolve(b, ev->variant.async_disabled.at, 0);
-		dec_triggers_before_gap(b, t);
+		dec_triggers_before_gap(b, t, ev->variant.async_disabled.at);
 		dec_emit_str(b, MT_EV_DISABLE, t, ev->variant.async_disabled.at,
 		    0, "async");
 		b->last_ip = ev->variant.async_disabled.at;

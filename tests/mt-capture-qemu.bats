@@ -187,7 +187,9 @@ same_as_emulate() {
 	[[ "$output" == "call "* ]]
 	sin=$(echo "$output" | cut -d' ' -f4)
 	run mt-decode "$E/trig.snap"
-	[[ "${lines[-2]}" == "trigger "*" $sin libm.so.6:sin" ]]
+	# the hit, then the stop at it (a gap), then the end
+	[[ "${lines[-3]}" == "trigger "*" $sin libm.so.6:sin" ]]
+	[[ "${lines[-2]}" == "disable "* ]]
 	run mt-decode --info "$E/trig.snap"
 	[[ "$output" == *"meta: reason = trigger"* ]]
 }

@@ -86,6 +86,7 @@ trigger_stack() {
 	# __cos_avx, ...), possibly over the gap the trap makes.
 	local s=" ${lines[*]} "
 	s=${s% \[untraced\] }
+	s=${s% }
 	echo "stack:$s"
 	[[ "$s" == *" main __cos"* ]]
 	[[ "${s##* }" == __cos* ]]
