@@ -10,8 +10,10 @@
  *   DIR/ring.N   one per guest thread, in the order the plugin made them:
  *                a struct mtq_ring header page, then the PT ring bytes
  *                (config snapshot-size, a power of two)
- *   DIR/maps     the guest's code mappings in /proc/PID/maps form at guest
- *                addresses, replaced (rename) whenever one is added
+ *   DIR/maps     a log of the guest's code mappings: per line a clock tick
+ *                (0: mapped by QEMU itself) and a /proc/PID/maps line at
+ *                guest addresses, appended in one write when a mapping is
+ *                first found to hold code (qemu/qmaps.h)
  *   DIR/code     records of the code bytes of translated blocks outside
  *                file mappings (JIT): struct mtq_code, then the bytes
  *   DIR/gt.N     per thread: the ground-truth branch log, when asked for

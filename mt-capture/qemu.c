@@ -8,7 +8,8 @@
  * the plugin's configuration, maps the rings as the framework's buffers,
  * turns the plugin's trigger hits into framework hits, stops the guest
  * threads for each snapshot and describes the guest process (its code
- * mappings at guest addresses, JIT code bytes) from the plugin's files.
+ * mappings at guest addresses, with timed MMAP2 records for those mapped
+ * while it ran, JIT code bytes) from the plugin's files.
  *
  * The clock (docs/emulate.md): one TSC tick per guest instruction, per
  * thread, shown as one nanosecond; TIMECONV maps tick T to perf time
@@ -37,6 +38,7 @@
 #include "err.h"
 #include "proc.h"
 #include "qemu-ipc.h"
+#include "qemu-maps.h"
 
 #define QEMU_BIN	"qemu-x86_64"
 #define PLUGIN_REL	"../lib/mt/mt-qemu.so"	/* from the binary's dir */
@@ -720,7 +722,7 @@ qemu_describe(struct mt_cap *c, pid_t pid, struct mt_snap *s)
 {
 	const struct mt_cap_opts *o = mt_cap_opts(c);
 	struct qemu *q = mt_cap_priv(c);
-	char path[PATH_MAX + 32], comm[16], *maps, *cmd = NULL;
+	char path[PATH_MAX + 32], comm[16], *log, *maps = NULL, *cmd = NULL;
 	const char *exe = mt_cap_exe(c), *base = strrchr(exe, '/');
 	struct mt_snap_process p;
 	size_t n = 0, clen = 0, i, skipped = 0;
@@ -754,10 +756,14 @@ qemu_describe(struct mt_cap *c, pid_t pid, struct mt_snap *s)
 		rc = mt_snap_add_thread(s, &t);
 	}
 	snprintf(path, sizeof(path), "%s/maps", q->dir);
-	if (rc == 0 && (maps = slurp_file(path, &n)) != NULL) {
-		rc = mt_proc_describe_maps(s, pid, maps, n, o->bundle, MAX_ELF,
-		    &skipped);
+	if (rc == 0 && (log = slurp_file(path, &n)) != NULL) {
+		/* Every file that held code, also those unloaded since. */
+		rc = mt_qemu_maps_text(log, n, &maps, &n);
+		if (rc == 0)
+			rc = mt_proc_describe_maps(s, pid, maps, n, o->bundle,
+			    MAX_ELF, &skipped);
 		free(maps);
+		free(log);
 	}
 	if (rc == 0)
 		rc = add_code_blobs(s, pid, q->dir);
@@ -778,7 +784,8 @@ qemu_annotate(struct mt_cap *c, struct mt_snap *s)
 {
 	struct qemu *q = mt_cap_priv(c);
 	uint64_t insns = atomic_load(&q->ctl->insns);
-	size_t i;
+	char path[PATH_MAX + 32], *log;
+	size_t i, n;
 	int rc;
 
 	for (i = 0; i < q->nrings; i++)
@@ -811,6 +818,14 @@ qemu_annotate(struct mt_cap *c, struct mt_snap *s)
 	for (i = 0; i < s->ntriggers; i++)
 		s->triggers[i].time = mt_snap_tsc_to_ns(&s->timeconv,
 		    s->triggers[i].time);
+	/* When each library was mapped, on this clock (dlclose, dlopen). */
+	snprintf(path, sizeof(path), "%s/maps", q->dir);
+	if ((log = slurp_file(path, &n)) != NULL) {
+		rc = mt_qemu_maps_sideband(s, mt_cap_target(c, 0), log, n);
+		free(log);
+		if (rc < 0)
+			return rc;
+	}
 	if ((rc = mt_snap_add_meta(s, "qemu-clock", mt_cap_opts(c)->host_clock ?
 	    "host: the host's TSC when each block ran" : "virtual: 1 tick = "
 	    "1 guest instruction = 1 ns, per thread")) < 0 ||

@@ -566,13 +566,15 @@ syscall_enter(qp_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 static void
 syscall_return(qp_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
 {
+	struct vst *v = vcpu < MAX_VCPUS ? g_v[vcpu] : NULL;
 	size_t i;
 
 	(void)id;
-	(void)vcpu;
+	/* The clock of the return: code mapped by the call runs after. */
 	if (num == SYS_MMAP || num == SYS_MPROTECT || num == SYS_MUNMAP ||
 	    num == SYS_MREMAP)
-		qm_changed();
+		qm_changed(g_o.host_clock ? __rdtsc() : v != NULL ? v->tsc :
+		    0);
 	/* The child of fork(2) runs a copy of this plugin: it must not
 	 * write the parent's rings. */
 	if ((num == SYS_FORK || num == SYS_VFORK || num == SYS_CLONE ||

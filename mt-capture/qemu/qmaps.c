@@ -7,6 +7,13 @@
  * guest's when a translated block lies in it.  QEMU keeps guest code
  * pages read-only on the host, so the maps written here mark them
  * executable, as the guest sees them.
+ *
+ * DIR/maps is a log: each file mapping new to a rescan is appended as
+ * "TICK" and its /proc/PID/maps line, TICK the clock of the latest
+ * mmap-family return before the rescan (0: none yet, the mappings QEMU
+ * made itself).  The mapping was made before TICK's return or at it, and
+ * none of its code ran before the rescan, so from TICK on it holds the
+ * code at its addresses, also where an unloaded library was before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +47,9 @@ static int64_t g_base;			/* host - guest address */
 static struct qm_trigger *g_trig;
 static size_t g_ntrig;
 static int g_code_fd = -1;
+static int g_maps_fd = -1;		/* DIR/maps, appended to */
 static int g_dirty;			/* mappings changed since the scan */
+static uint64_t g_change_tick;		/* clock of the latest change */
 
 int
 qm_init(const char *dir, struct qm_trigger *trig, size_t ntrig)
@@ -53,13 +62,22 @@ qm_init(const char *dir, struct qm_trigger *trig, size_t ntrig)
 	snprintf(path, sizeof(path), "%s/code", dir);
 	g_code_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 	    0600);
-	return g_code_fd < 0 ? -1 : 0;
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	g_maps_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0600);
+	return g_code_fd < 0 || g_maps_fd < 0 ? -1 : 0;
 }
 
 void
-qm_changed(void)
+qm_changed(uint64_t tick)
 {
-	__atomic_store_n(&g_dirty, 1, __ATOMIC_RELAXED);
+	uint64_t t = __atomic_load_n(&g_change_tick, __ATOMIC_RELAXED);
+
+	/* The latest of the threads' changes (their clocks differ). */
+	while (t < tick && !__atomic_compare_exchange_n(&g_change_tick, &t,
+	    tick, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	__atomic_store_n(&g_dirty, 1, __ATOMIC_RELEASE);
 }
 
 static const struct range *
@@ -100,10 +118,30 @@ resolve_triggers(uint64_t start, uint64_t end, uint64_t pgoff,
 	}
 }
 
-/* Record a mapping: it replaces the ranges it overlaps. */
+/* Append @r to DIR/maps, at guest addresses, known from @tick on. */
+static void
+log_range(const struct range *r, uint64_t tick)
+{
+	char line[4400];
+	int n;
+
+	if (g_maps_fd < 0 || r->path[0] != '/')
+		return;	/* JIT code: DIR/code has it */
+	n = snprintf(line, sizeof(line), "%llu %llx-%llx %c%cx%c %08llx "
+	    "00:00 0 %s\n", (unsigned long long)tick,
+	    (unsigned long long)(r->start - (uint64_t)g_base),
+	    (unsigned long long)(r->end - (uint64_t)g_base),
+	    r->perms[0], r->perms[1], r->perms[3],
+	    (unsigned long long)r->pgoff, r->path);
+	/* One write with O_APPEND: a reader sees whole lines or none. */
+	if (n > 0 && (size_t)n < sizeof(line))
+		(void)!write(g_maps_fd, line, (size_t)n);
+}
+
+/* Record a mapping found at @tick: it replaces the ranges it overlaps. */
 static void
 add_range(uint64_t lo, uint64_t hi, uint64_t off, const char *perms,
-    const char *file)
+    const char *file, uint64_t tick)
 {
 	struct range *r;
 	size_t i, k = 0;
@@ -135,33 +173,7 @@ add_range(uint64_t lo, uint64_t hi, uint64_t off, const char *perms,
 	r->pgoff = off;
 	snprintf(r->perms, sizeof(r->perms), "%s", perms);
 	r->path = path;
-}
-
-/* DIR/maps: the file mappings that held code, at guest addresses. */
-static void
-write_maps(void)
-{
-	char path[4200], tmp[4200];
-	FILE *out;
-	size_t i;
-
-	snprintf(tmp, sizeof(tmp), "%s/maps.tmp", g_dir);
-	snprintf(path, sizeof(path), "%s/maps", g_dir);
-	if ((out = fopen(tmp, "we")) == NULL)
-		return;
-	for (i = 0; i < g_nranges; i++) {
-		const struct range *r = &g_ranges[i];
-
-		if (r->path[0] != '/')
-			continue;	/* JIT code: DIR/code has it */
-		fprintf(out, "%llx-%llx %c%cx%c %08llx 00:00 0 %s\n",
-		    (unsigned long long)(r->start - (uint64_t)g_base),
-		    (unsigned long long)(r->end - (uint64_t)g_base),
-		    r->perms[0], r->perms[1], r->perms[3],
-		    (unsigned long long)r->pgoff, r->path);
-	}
-	if ((ferror(out) | fclose(out)) == 0)
-		rename(tmp, path);
+	log_range(r, tick);
 }
 
 /* Reread /proc/self/maps: record the mappings that hold a seed. */
@@ -170,6 +182,7 @@ rescan(void)
 {
 	char line[4600], perms[8], file[4096];
 	unsigned long long lo, hi, off;
+	uint64_t tick = __atomic_load_n(&g_change_tick, __ATOMIC_RELAXED);
 	FILE *in;
 
 	in = fopen("/proc/self/maps", "re");
@@ -186,12 +199,11 @@ rescan(void)
 			continue;
 		if (pos > 0)
 			sscanf(line + pos, "%4095[^\n]", file);
-		add_range(lo, hi, off, perms, file);
+		add_range(lo, hi, off, perms, file, tick);
 		if (file[0] == '/')
 			resolve_triggers(lo, hi, off, file);
 	}
 	fclose(in);
-	write_maps();
 }
 
 static void
@@ -221,7 +233,7 @@ qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code, size_t len)
 	pthread_mutex_lock(&g_lock);
 	g_base = (int64_t)(h - vaddr);
 	r = find_range(h);
-	if (r == NULL || __atomic_exchange_n(&g_dirty, 0, __ATOMIC_RELAXED)) {
+	if (r == NULL || __atomic_exchange_n(&g_dirty, 0, __ATOMIC_ACQUIRE)) {
 		if (r == NULL && g_nseeds < MAX_RANGES)
 			g_seeds[g_nseeds++] = h;
 		rescan();

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The plugin's view of the guest's code: which mappings hold translated
- * code (written to DIR/maps in /proc/PID/maps form, at guest addresses),
+ * code (appended to DIR/maps in /proc/PID/maps form, at guest addresses,
+ * each with the clock tick from which it is known to hold code, so that a
+ * library mapped where another was is told apart from it in time),
  * the code bytes of blocks outside file mappings (DIR/code, for JIT code),
  * and the guest addresses of the triggers, resolved when the mapping that
  * holds them first runs.  Called at translation time only, which QEMU
@@ -38,8 +40,9 @@ int qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code,
     size_t len);
 
 /* The guest's mappings may have changed (mmap, munmap, mprotect, mremap
- * returned): the next translation rereads them. */
-void qm_changed(void);
+ * returned at clock tick @tick): the next translation rereads them, and
+ * mappings new then are logged from @tick on. */
+void qm_changed(uint64_t tick);
 
 /* Trigger @i's guest address, or 0 when not known yet. */
 uint64_t qm_trigger_addr(size_t i);
