@@ -60,6 +60,8 @@ recon_new(struct recon **rp, struct sym *sym, struct view *v,
 	r->n_gogo_dst[0] = sym_cintern(sym, "runtime.mcall");
 	r->n_gogo_dst[1] = sym_cintern(sym, "runtime.morestack");
 	r->n_gogo_dst[2] = sym_cintern(sym, "runtime.morestack.abi0");
+	r->n_sched[0] = r->n_sched[1] = r->n_sched[2] =
+	    sym_cintern(sym, "runtime.schedule");
 	if (sym_error(sym)) {
 		free(r);
 		return -MT_E_NOMEM;
@@ -409,24 +411,32 @@ kernel_leave(struct recon *r, struct rthread *rt, const struct bev *e)
 
 /*
  * Go's scheduler switches goroutines by jumping out of gogo to a saved
- * PC (as magic-trace, src/trace_writer.ml Go_hacks): control goes on as
- * if returned from the last runtime.mcall or runtime.morestack, whose
- * frames (the scheduler's) end; with none open, the thread starts over.
+ * PC (magic-trace, src/trace_writer.ml Go_hacks: as if returned from the
+ * last runtime.mcall or runtime.morestack, whose frames end).  (mt) That
+ * holds only when the goroutine that entered mcall or morestack is the
+ * one that resumes: newstack back into the function that grew its stack,
+ * park_m or exitsyscall0 running the same goroutine again through
+ * execute.  When runtime.schedule ran in between, it picked a goroutine
+ * the trace cannot tell from another (the stream has no stack pointer):
+ * the frames below mcall are the parked goroutine's, so every frame
+ * ends and the thread starts over at the target, as with no mcall open.
  * Returns whether the top frame was gogo.
  */
 static int
 go_switch(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
 {
 	const struct sym_loc *l = sym_loc(r->sym, loc);
-	int ti = stack_top_real(rt), k;
+	int ti = stack_top_real(rt), k, sched = 0;
 
 	if (ti < 0 || !is_name(rt->fr[ti].f.name, r->n_gogo) ||
 	    (l != NULL && is_name(l->frames[0].name, r->n_gogo)))
 		return 0;	/* runtime.gogo jumps to gogo: not yet */
-	for (k = ti; (k = stack_real_below(rt, k)) >= 0;)
+	for (k = ti; (k = stack_real_below(rt, k)) >= 0;) {
 		if (is_name(rt->fr[k].f.name, r->n_gogo_dst))
 			break;
-	if (k >= 0) {
+		sched |= is_name(rt->fr[k].f.name, r->n_sched);
+	}
+	if (k >= 0 && !sched) {
 		stack_pop_to(r, rt, (uint32_t)k);
 		arrive(r, rt, loc, addr);
 	} else {

@@ -104,7 +104,7 @@ struct recon {
 	/* Interned names. */
 	uint32_t n_unknown, n_untraced, n_syscall, n_overflow;
 	uint32_t s_syscall, s_async, s_begin, s_commit, s_abort;
-	uint32_t n_gogo[3], n_gogo_dst[3];
+	uint32_t n_gogo[3], n_gogo_dst[3], n_sched[3];
 };
 
 /* A new log entry of @kind, NULL (and r->err) when memory runs out. */

@@ -155,11 +155,15 @@ policy() {
 	grep -qx '30   -entry_SYSCALL_64' "$D/kernel-nocall.expected"
 }
 
-@test "mt-fxt: Go's gogo unwinds the scheduler's frames to the last mcall" {
+@test "mt-fxt: Go's gogo after schedule starts the thread over; after newstack it unwinds to morestack" {
 	policy go
-	grep -qx '80     -runtime.mcall' "$D/go.expected"
-	grep -qx '90   -runtime.gopark' "$D/go.expected"
-	grep -qx '120 +main.worker {address=0x9010}' "$D/go.expected"
+	# schedule picked the goroutine: the parked one's frames end too
+	grep -qx '80 -main.main' "$D/go.expected"
+	grep -qx '80   +runtime.gopark {address=0x2015}' "$D/go.expected"
+	# newstack resumes the goroutine that grew its stack: main.main goes on
+	grep -qx '120   -runtime.morestack.abi0' "$D/go.expected"
+	grep -qx '150 -main.main' "$D/go.expected"
+	grep -qx '150 +main.worker {address=0x9010}' "$D/go.expected"
 }
 
 @test "mt-fxt: a TSX abort ends the frames entered since the transaction began" {

@@ -158,6 +158,18 @@ frames() {
 	frames stripped
 }
 
+@test "ground truth: goroutines taking turns: mt-fxt nests them as deep as the program counted" {
+	GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 capture goroutines --all-threads
+	"$MT_ROOT/tests/helpers/gt-stacks" frames "$G/goroutines.json" \
+	    main.main main.ping main.pong main.work > "$G/goroutines.frames"
+	# A goroutine's frames end when schedule switches away from it, and
+	# its callers are inferred again when it resumes, so only main.work,
+	# which never blocks, has one frame per call; the depth holds for
+	# all: one goroutine never nests in another.
+	diff -u <(grep -E '^(calls main\.work|depth) ' "$G/goroutines.truth") \
+	    <(grep -E '^(calls main\.work|depth) ' "$G/goroutines.frames")
+}
+
 @test "ground truth: a thread started mid-run: mt-fxt's frames are the program's; the thread begins after pthread_create" {
 	capture thread --all-threads
 	frames thread
