@@ -168,6 +168,10 @@ struct mt_cap_backend_ops {
 				 * (mt_cap_add_hit); no uprobes are opened */
 	int no_sideband;	/* 1: no perf sideband events (the target's
 				 * addresses are not the host process's) */
+	int trig_threads;	/* 1: uprobes bound to the targets' threads;
+				 * the backend calls mt_cap_trig_thread for
+				 * each new one before it runs.  0: uprobes
+				 * system-wide (pid -1) */
 	/*
 	 * Optional, run mode: called in the forked child once the gate
 	 * opened, instead of execvp(argv).  Returns only on failure, with
@@ -289,6 +293,12 @@ size_t mt_cap_trim_sideband(struct mt_cap *c, uint64_t before);
  * Returns 1 if it is a target now, 0 if the table is full.
  */
 int mt_cap_follow(struct mt_cap *c, pid_t pid, pid_t parent);
+
+/*
+ * A backend with trig_threads: thread @tid of a target appeared; bind the
+ * trigger uprobes to it before it runs.  Returns 0 or -MT_E_*.
+ */
+int mt_cap_trig_thread(struct mt_cap *c, pid_t tid);
 
 /* Target processes: count, and pid of each. */
 size_t mt_cap_ntargets(const struct mt_cap *c);

@@ -687,6 +687,17 @@ mt_cap_follow(struct mt_cap *c, pid_t pid, pid_t parent)
 	return 1;
 }
 
+int
+mt_cap_trig_thread(struct mt_cap *c, pid_t tid)
+{
+	char msg[PATH_MAX + 256] = "";
+	int rc = mt_trig_add_thread(c->trig, tid, msg, sizeof(msg));
+
+	if (rc < 0)
+		warnx("%s", msg[0] ? msg : mt_strerror(rc));
+	return rc;
+}
+
 static int
 adopt_cb(void *arg, pid_t pid)
 {
@@ -1577,8 +1588,9 @@ static int
 setup_triggers(struct mt_cap *c)
 {
 	char msg[PATH_MAX + 256];
-	size_t i;
-	int rc;
+	pid_t tids[4096];
+	size_t i, n = 0;
+	int rc, k;
 
 	for (i = 0; i < c->o->ntriggers; i++) {
 		rc = mt_trig_resolve(c->o->triggers[i],
@@ -1612,8 +1624,13 @@ setup_triggers(struct mt_cap *c)
 		    "only live PT applies IP filters", c->ops->name);
 	if (c->nsites == 0 || c->ops->own_triggers)
 		return 0;
+	/* The targets' threads: a uprobe traps only in their processes. */
+	for (i = 0; i < c->ntargets && n < 4096; i++)
+		if ((k = mt_proc_threads(c->targets[i], tids + n,
+		    4096 - n)) > 0)
+			n += (size_t)k;
 	rc = mt_trig_open(&c->trig, c->sites, c->nsites, c->o->sysfs_root,
-	    msg, sizeof(msg));
+	    c->ops->trig_threads ? tids : NULL, n, msg, sizeof(msg));
 	if (rc < 0)
 		warnx("%s", msg);
 	return rc;

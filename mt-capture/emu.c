@@ -60,6 +60,8 @@ hook_thread_new(void *ctx, pid_t pid, pid_t tid, mt_emu_pt_sink_fn *sink,
 	struct mt_cap_buf *b = mt_cap_buf_find(c, tid);
 	int rc;
 
+	if ((rc = mt_cap_trig_thread(c, tid)) < 0)
+		return rc;
 	if (b == NULL && (mt_cap_opts(c)->all_threads || tid == pid)) {
 		if ((rc = mt_cap_buf_add(c, pid, tid, -1, &b)) < 0)
 			return rc;
@@ -451,6 +453,7 @@ const struct mt_cap_backend_ops mt_cap_backend_emulate = {
 	.name = "emulate",
 	.snap_backend = MT_SNAP_BK_EMULATE,
 	.reaps_children = 1,
+	.trig_threads = 1,
 	.probe = emu_probe,
 	.attach = emu_attach,
 	.buf_open = emu_buf_open,

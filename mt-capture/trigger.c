@@ -634,138 +634,63 @@ struct trig_ev {
 	int fd;
 	void *map;		/* 1 + 1 pages */
 	unsigned site;
+	int cpu;
 };
 
 struct mt_trig {
 	struct trig_ev *ev;
 	size_t nev, cap;
 	size_t page;
-	int *extra;		/* hw: events redirected into ev[] rings */
+	int *extra;		/* events redirected into ev[] rings */
 	size_t nextra;
+	const struct mt_trig_site *sites;	/* the caller's */
+	struct perf_event_attr *attr;	/* per site; type 0: none */
+	size_t nsites;
+	pid_t *bound;		/* threads the uprobe events are bound to */
+	size_t nbound;
+	int enabled;
 };
 
 #define TRIG_SAMPLE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 
-int
-mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
-    size_t nsites, const char *sysfs_root, char *msg, size_t msgsz)
-{
-	struct mt_trig *t;
-	struct mt_pmu pmu;
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	size_t i;
-	long c;
-	int rc;
-
-	*out = NULL;
-	for (i = 0; i < nsites && sites[i].hw; i++)
-		;
-	rc = i == nsites ? 0 : mt_pmu_read(&pmu, sysfs_root, "uprobe", msg,
-	    msgsz);
-	if (rc < 0) {
-		if (rc == -MT_E_NOPMU)
-			snprintf(msg, msgsz, "this kernel has no uprobe PMU "
-			    "(CONFIG_UPROBE_EVENTS): triggers need it");
-		return rc;
-	}
-	t = calloc(1, sizeof(*t));
-	if (t == NULL || (t->ev = calloc(nsites * (size_t)ncpu,
-	    sizeof(*t->ev))) == NULL) {
-		free(t);
-		return -MT_E_NOMEM;
-	}
-	t->cap = nsites * (size_t)ncpu;
-	t->page = (size_t)sysconf(_SC_PAGESIZE);
-	for (i = 0; i < nsites; i++)
-		for (c = 0; c < ncpu && !sites[i].hw; c++) {
-			struct perf_event_attr a;
-			struct trig_ev *ev = &t->ev[t->nev];
-			int fd, err;
-
-			memset(&a, 0, sizeof(a));
-			a.size = sizeof(a);
-			a.type = pmu.type;
-			a.config1 = (uint64_t)(uintptr_t)sites[i].path;
-			a.config2 = sites[i].offset;
-			a.sample_period = 1;
-			a.wakeup_events = 1;
-			a.sample_type = TRIG_SAMPLE;
-			a.disabled = 1;	/* mt_trig_enable, once PT runs */
-			fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)c,
-			    -1, PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0 && errno == ENODEV)
-				continue;	/* offline CPU */
-			if (fd < 0) {
-				err = errno;
-				snprintf(msg, msgsz, "cannot open the uprobe "
-				    "for trigger %s: %s%s", sites[i].desc,
-				    strerror(err), err == EACCES ||
-				    err == EPERM ? "; uprobe triggers need "
-				    "root or CAP_SYS_ADMIN (CAP_PERFMON "
-				    "suffices on kernels 5.8+ without the "
-				    "2025 revert ba677dbe), or use a hw: "
-				    "trigger" : "");
-				mt_trig_free(t);
-				return err == EACCES || err == EPERM ?
-				    -MT_E_PERM : -MT_E_SYS;
-			}
-			ev->fd = fd;
-			ev->site = (unsigned)i;
-			ev->map = mmap(NULL, 2 * t->page, PROT_READ |
-			    PROT_WRITE, MAP_SHARED, fd, 0);
-			if (ev->map == MAP_FAILED) {
-				err = errno;
-				close(fd);
-				snprintf(msg, msgsz, "cannot map the uprobe "
-				    "ring: %s", strerror(err));
-				mt_trig_free(t);
-				return -MT_E_SYS;
-			}
-			t->nev++;
-		}
-	*out = t;
-	return 0;
-}
-
-int
-mt_trig_open_hw(struct mt_trig *t, unsigned site, uint64_t addr,
-    const pid_t *tids, size_t ntids, char *msg, size_t msgsz)
+/*
+ * Open @proto in each thread of @tids on every CPU; the first event of a
+ * (site, CPU) owns its ring, the others write into it.  Opened disabled
+ * until mt_trig_enable, or enabled if the triggers are on already.  On an
+ * error, @msg says "<what> in thread N: reason".
+ */
+static int
+open_bound(struct mt_trig *t, unsigned site, const struct perf_event_attr
+    *proto, const char *what, const pid_t *tids, size_t ntids, char *msg,
+    size_t msgsz)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF), c;
-	size_t k;
+	size_t k, i;
 
 	for (c = 0; c < ncpu; c++) {
 		struct trig_ev *ev = NULL;
 
+		for (i = 0; i < t->nev; i++)
+			if (t->ev[i].site == site && t->ev[i].cpu == (int)c)
+				ev = &t->ev[i];
 		for (k = 0; k < ntids; k++) {
-			struct perf_event_attr a;
+			struct perf_event_attr a = *proto;
 			int fd, err, *nx;
 
-			memset(&a, 0, sizeof(a));
-			a.size = sizeof(a);
-			a.type = PERF_TYPE_BREAKPOINT;
-			a.bp_type = HW_BREAKPOINT_X;
-			a.bp_addr = addr;
-			a.bp_len = sizeof(long);
-			a.sample_period = 1;
-			a.wakeup_events = 1;
-			a.sample_type = TRIG_SAMPLE;
-			a.exclude_kernel = 1;
-			a.exclude_hv = 1;
-			a.inherit = 1;	/* threads created later */
-			a.disabled = 1;	/* mt_trig_enable, once PT runs */
+			a.disabled = !t->enabled;
 			fd = (int)syscall(SYS_perf_event_open, &a, tids[k],
 			    (int)c, -1, PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0 && (errno == ENODEV || errno == ESRCH))
 				continue;
 			if (fd < 0) {
 				err = errno;
-				snprintf(msg, msgsz, "cannot open the hardware "
-				    "breakpoint at 0x%llx in thread %d: %s%s",
-				    (unsigned long long)addr, (int)tids[k],
-				    strerror(err), err == ENOSPC ? " (all 4 "
-				    "debug registers of the thread are in use)"
-				    : "");
+				if (tids[k] < 0)
+					snprintf(msg, msgsz, "%s: %s", what,
+					    strerror(err));
+				else
+					snprintf(msg, msgsz, "%s in thread "
+					    "%d: %s", what, (int)tids[k],
+					    strerror(err));
 				return err == EACCES || err == EPERM ?
 				    -MT_E_PERM : -MT_E_SYS;
 			}
@@ -785,13 +710,14 @@ mt_trig_open_hw(struct mt_trig *t, unsigned site, uint64_t addr,
 				ev = &t->ev[t->nev];
 				ev->fd = fd;
 				ev->site = site;
+				ev->cpu = (int)c;
 				ev->map = mmap(NULL, 2 * t->page, PROT_READ |
 				    PROT_WRITE, MAP_SHARED, fd, 0);
 				if (ev->map == MAP_FAILED) {
 					err = errno;
 					close(fd);
 					snprintf(msg, msgsz, "cannot map the "
-					    "breakpoint ring: %s",
+					    "trigger ring: %s",
 					    strerror(err));
 					return -MT_E_SYS;
 				}
@@ -807,12 +733,156 @@ mt_trig_open_hw(struct mt_trig *t, unsigned site, uint64_t addr,
 			t->extra[t->nextra++] = fd;
 			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ev->fd) < 0) {
 				snprintf(msg, msgsz, "cannot share the "
-				    "breakpoint ring: %s", strerror(errno));
+				    "trigger ring: %s", strerror(errno));
 				return -MT_E_SYS;
 			}
 		}
 	}
 	return 0;
+}
+
+/* Open uprobe site @i (t->attr[i]) in @tids; a refusal gets the hint. */
+static int
+open_uprobe(struct mt_trig *t, const struct mt_trig_site *site, unsigned i,
+    const pid_t *tids, size_t ntids, char *msg, size_t msgsz)
+{
+	char what[PATH_MAX + 128];
+	size_t n;
+	int rc;
+
+	snprintf(what, sizeof(what), "cannot open the uprobe for trigger %s",
+	    site->desc);
+	rc = open_bound(t, i, &t->attr[i], what, tids, ntids, msg, msgsz);
+	if (rc == -MT_E_PERM && (n = strlen(msg)) < msgsz)
+		snprintf(msg + n, msgsz - n, "; uprobe triggers need root or "
+		    "CAP_SYS_ADMIN (CAP_PERFMON suffices on kernels 5.8+ "
+		    "without the 2025 revert ba677dbe), or use a hw: "
+		    "trigger");
+	return rc;
+}
+
+int
+mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
+    size_t nsites, const char *sysfs_root, const pid_t *tids, size_t ntids,
+    char *msg, size_t msgsz)
+{
+	static const pid_t everyone = -1;
+	struct mt_trig *t;
+	struct mt_pmu pmu;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	for (i = 0; i < nsites && sites[i].hw; i++)
+		;
+	rc = i == nsites ? 0 : mt_pmu_read(&pmu, sysfs_root, "uprobe", msg,
+	    msgsz);
+	if (rc < 0) {
+		if (rc == -MT_E_NOPMU)
+			snprintf(msg, msgsz, "this kernel has no uprobe PMU "
+			    "(CONFIG_UPROBE_EVENTS): triggers need it");
+		return rc;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t == NULL || (t->attr = calloc(nsites + 1,
+	    sizeof(*t->attr))) == NULL ||
+	    (tids != NULL && (t->bound = malloc((ntids + 1) *
+	    sizeof(pid_t))) == NULL)) {
+		mt_trig_free(t);
+		return -MT_E_NOMEM;
+	}
+	t->sites = sites;
+	t->nsites = nsites;
+	t->page = (size_t)sysconf(_SC_PAGESIZE);
+	if (tids != NULL) {
+		memcpy(t->bound, tids, ntids * sizeof(pid_t));
+		t->nbound = ntids;
+	}
+	for (i = 0; i < nsites; i++) {
+		struct perf_event_attr *a = &t->attr[i];
+
+		if (sites[i].hw)
+			continue;
+		a->size = sizeof(*a);
+		a->type = pmu.type;
+		a->config1 = (uint64_t)(uintptr_t)sites[i].path;
+		a->config2 = sites[i].offset;
+		a->sample_period = 1;
+		a->wakeup_events = 1;
+		a->sample_type = TRIG_SAMPLE;
+		/*
+		 * No inherit: a child event re-reads config1, a pointer
+		 * into our memory, in the target, and its clone() fails.
+		 * Bound to threads, the int3 goes only into their memory;
+		 * pid -1 puts it into every process that maps the file.
+		 */
+		rc = tids != NULL ? open_uprobe(t, &sites[i], (unsigned)i, tids,
+		    ntids, msg, msgsz) : open_uprobe(t, &sites[i], (unsigned)i,
+		    &everyone, 1, msg, msgsz);
+		if (rc < 0) {
+			mt_trig_free(t);
+			return rc;
+		}
+	}
+	*out = t;
+	return 0;
+}
+
+int
+mt_trig_add_thread(struct mt_trig *t, pid_t tid, char *msg, size_t msgsz)
+{
+	pid_t *nb;
+	size_t i;
+	int rc;
+
+	if (t == NULL || t->bound == NULL)
+		return 0;
+	for (i = 0; i < t->nbound; i++)
+		if (t->bound[i] == tid)
+			return 0;
+	if ((nb = realloc(t->bound, (t->nbound + 1) * sizeof(*nb))) == NULL)
+		return -MT_E_NOMEM;
+	t->bound = nb;
+	t->bound[t->nbound++] = tid;
+	for (i = 0; i < t->nsites; i++) {
+		if (t->attr[i].type == 0)
+			continue;
+		rc = open_uprobe(t, &t->sites[i], (unsigned)i, &tid, 1, msg,
+		    msgsz);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+mt_trig_open_hw(struct mt_trig *t, unsigned site, uint64_t addr,
+    const pid_t *tids, size_t ntids, char *msg, size_t msgsz)
+{
+	struct perf_event_attr a;
+	char what[128];
+	size_t n;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.bp_type = HW_BREAKPOINT_X;
+	a.bp_addr = addr;
+	a.bp_len = sizeof(long);
+	a.sample_period = 1;
+	a.wakeup_events = 1;
+	a.sample_type = TRIG_SAMPLE;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.inherit = 1;		/* threads created later */
+	snprintf(what, sizeof(what), "cannot open the hardware breakpoint "
+	    "at 0x%llx", (unsigned long long)addr);
+	rc = open_bound(t, site, &a, what, tids, ntids, msg, msgsz);
+	if (rc < 0 && errno == ENOSPC && (n = strlen(msg)) < msgsz)
+		snprintf(msg + n, msgsz - n, " (all 4 debug registers of the "
+		    "thread are in use)");
+	return rc;
 }
 
 void
@@ -825,6 +895,8 @@ mt_trig_free(struct mt_trig *t)
 	for (i = 0; i < t->nextra; i++)
 		close(t->extra[i]);
 	free(t->extra);
+	free(t->attr);
+	free(t->bound);
 	for (i = 0; i < t->nev; i++) {
 		munmap(t->ev[i].map, 2 * t->page);
 		close(t->ev[i].fd);
@@ -923,6 +995,8 @@ mt_trig_enable(struct mt_trig *t, int on, int drop)
 	size_t i;
 	int rc = 0;
 
+	if (t != NULL)
+		t->enabled = on;
 	for (i = 0; t != NULL && i < t->nev; i++) {
 		struct perf_event_mmap_page *pg = t->ev[i].map;
 

@@ -100,12 +100,24 @@ struct mt_trig_hit {
 struct mt_trig;
 
 /*
- * Open the uprobe events of the @nsites sites that are not "hw:" on
- * every CPU (uprobe PMU type from @sysfs_root).  Returns 0, or
- * -MT_E_NOPMU / -MT_E_PERM / -MT_E_SYS with a one-line reason in @msg.
+ * Open the uprobe events of the @nsites sites that are not "hw:" on every
+ * CPU (uprobe PMU type from @sysfs_root), bound to the threads @tids, or
+ * with @tids NULL system-wide (pid -1).  Bound, the kernel puts the
+ * breakpoint only into the processes of those threads (and of threads
+ * added with mt_trig_add_thread); system-wide, into every process that
+ * maps the file.  @sites must outlive @out.  Returns 0, or -MT_E_NOPMU /
+ * -MT_E_PERM / -MT_E_SYS with a one-line reason in @msg.
  */
 int mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
-    size_t nsites, const char *sysfs_root, char *msg, size_t msgsz);
+    size_t nsites, const char *sysfs_root, const pid_t *tids, size_t ntids,
+    char *msg, size_t msgsz);
+/*
+ * Bind the uprobe events also to thread @tid (a new thread or process of
+ * a target, before it runs), enabled if the triggers are.  A no-op for
+ * system-wide events or a thread bound already.  Returns as mt_trig_open.
+ */
+int mt_trig_add_thread(struct mt_trig *t, pid_t tid, char *msg,
+    size_t msgsz);
 void mt_trig_free(struct mt_trig *t);
 /*
  * Arm hardware breakpoint site @site at run-time address @addr in the

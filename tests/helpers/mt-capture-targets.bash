@@ -7,6 +7,8 @@ build_targets() {
 	cc -O1 -g -o "$T/loop" "$MT_ROOT/tests/data/capture/loop.c"
 	cc -O1 -g -pthread -o "$T/worker" "$MT_ROOT/tests/data/capture/worker.c"
 	cc -O1 -g -o "$T/dl" "$MT_ROOT/tests/data/capture/dl.c" -ldl
+	cc -O1 -g -o "$T/fifocos" "$MT_ROOT/tests/data/capture/fifocos.c" -ldl
+	cc -O1 -g -o "$T/peekcode" "$MT_ROOT/tests/data/capture/peekcode.c" -ldl
 }
 
 # start_capture ARGS...: run mt-capture ARGS in the background with
