@@ -475,3 +475,9 @@ mt_emu_pt_bytes(const struct mt_emu_pt *pt)
 {
 	return pt->bytes;
 }
+
+uint64_t
+mt_emu_pt_time(const struct mt_emu_pt *pt)
+{
+	return pt->tsc_last;
+}

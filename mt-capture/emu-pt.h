@@ -96,5 +96,7 @@ int mt_emu_pt_flush(struct mt_emu_pt *pt);
 int mt_emu_pt_enabled(const struct mt_emu_pt *pt);
 /* Bytes written to the sink so far. */
 uint64_t mt_emu_pt_bytes(const struct mt_emu_pt *pt);
+/* The clock of the last packet written: events decode no earlier. */
+uint64_t mt_emu_pt_time(const struct mt_emu_pt *pt);
 
 #endif /* MT_EMU_PT_H */

@@ -279,6 +279,9 @@ vcpu_init(qp_id_t id, unsigned int vcpu)
 	pthread_mutex_unlock(&g_lock);
 }
 
+/* Ticks a hit is dated after its instruction (trigger_exec). */
+#define HIT_SLACK	16
+
 /* ---- stopping for a snapshot ---- */
 
 static void
@@ -511,9 +514,19 @@ trigger_exec(unsigned int vcpu, void *udata)
 	tsc = g_o.host_clock ? __rdtsc() : v->tsc - v->prev->ninsns + k;
 	n = atomic_fetch_add(&g_ctl->nhits, 1);
 	slot = n % MTQ_MAX_HITS;
-	/* A tick after the stop, so that the decoder, whose clock may be a
-	 * tick late, puts the hit after the call that reached it. */
-	g_ctl->hits[slot].tsc = tsc + 1;
+	/*
+	 * A little after the stop.  The decoder times the call that reached
+	 * the trigger and the stop from MTC and CYC packets, which may put
+	 * them a few ticks past @tsc (and the encoder's clock may already
+	 * be past @tsc: it moved to the block's end when the block began).
+	 * A hit earlier than the decoded stop would come before the call;
+	 * one a little later is placed at the stop (mt-decode: the thread's
+	 * next hit at the address where tracing stopped).
+	 */
+	if (v->pt != NULL && mt_emu_pt_time(v->pt) > tsc)
+		g_ctl->hits[slot].tsc = mt_emu_pt_time(v->pt) + HIT_SLACK;
+	else
+		g_ctl->hits[slot].tsc = tsc + HIT_SLACK;
 	g_ctl->hits[slot].tid = v->hdr->tid;
 	g_ctl->hits[slot].trigger = (uint32_t)i;
 	g_ctl->hits[slot].ip = qm_trigger_addr(i);
