@@ -4,7 +4,7 @@
  * stepper observed in one thread into the Intel PT packets a processor
  * would have written for it, through libipt's encoder (pt_enc_*).
  *
- * What it models (../shared/REFERENCE.md 4.6, 4.7; docs/emulate.md):
+ * What it models (libipt's packet rules; docs/emulate.md):
  * conditional branches and compressed returns as TNT bits (oldest bit
  * first), indirect branches and uncompressed returns as TIP with the IP
  * compression chosen against the last IP, synchronous TIP.PGD / TIP.PGE

@@ -11,7 +11,7 @@
  * PTRACE_O_TRACECLONE and PTRACE_O_TRACEEXEC; new threads are traced when
  * the thread_new hook returns a sink, otherwise they are detached.
  *
- * Model (REFERENCE 4.7): a system call is a TIP.PGD at the syscall and a
+ * Model (docs/emulate.md): a system call is a TIP.PGD at the syscall and a
  * TIP.PGE at the instruction it returns to; a signal delivered to a
  * handler is FUP(interrupted IP) + TIP.PGD, then TIP.PGE(handler); its
  * return goes through rt_sigreturn, a system call.

@@ -3,7 +3,7 @@
  * What the host lets mt-capture do with perf events, and what to tell the
  * user when the kernel says no: the perf_event_paranoid and
  * perf_event_mlock_kb sysctls, RLIMIT_MEMLOCK and RLIMIT_NOFILE, the
- * effective capabilities, the online CPUs (REFERENCE §2.3, §2.6).
+ * effective capabilities, the online CPUs (docs/capture.md).
  *
  * The kernel's rules this follows (kernel/events/core.c):
  *   - perf_event_open: paranoid <= 2 for one's own (ptrace-able) process,

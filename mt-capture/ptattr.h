@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The intel_pt event's configuration and perf_event_attr, built from the
- * PMU's sysfs format and caps files (REFERENCE §1.2, §2.1, §2.2).
+ * PMU's sysfs format and caps files (docs/capture.md).
  *
  * Timing levels follow magic-trace's -timer-resolution on top of perf's
  * default intel_pt// (pt, branch, tsc; mtc with mtc_period=3 when caps/mtc;
@@ -64,7 +64,7 @@ void mt_ptattr_fill(struct perf_event_attr *a, uint32_t type,
     uint64_t config, const struct mt_ptattr_mode *m);
 
 /*
- * aux_action (kernel 6.13+, REFERENCE §2.4): the u32 at byte 116 of
+ * aux_action (kernel 6.13+, uapi perf_event.h): the u32 at byte 116 of
  * perf_event_attr, between aux_sample_size (112) and sig_data (120).
  * Headers before 6.13 call it __reserved_3; 6.13+ headers split it into
  * the bits below plus a 29-bit __reserved_3 starting at bit 3, so a field

@@ -4,7 +4,7 @@
  * extraction both backends use.
  *
  * A ring is what the kernel gives a PT event in overwrite (snapshot) mode
- * (REFERENCE §2.3, §2.4): a byte array whose size is a power of two, zero
+ * (docs/capture.md): a byte array whose size is a power of two, zero
  * filled when created, written front to back and wrapping at the end, with
  * `head` the offset inside the ring one past the newest byte (the kernel
  * masks aux_head with size - 1 for PT snapshot buffers, so a head says

@@ -3,7 +3,7 @@
  * The sideband event: a dummy software event (PERF_TYPE_SOFTWARE,
  * PERF_COUNT_SW_DUMMY) that records MMAP2 (with build-ids), COMM, FORK,
  * EXIT and context SWITCH records for the targets, as perf opens next to
- * intel_pt (REFERENCE §2.2, §2.5).  Both backends use it: it does not need
+ * intel_pt (docs/capture.md).  Both backends use it: it does not need
  * PT hardware.
  *
  * One event per (thread, CPU) with inherit, so threads and children created
@@ -20,7 +20,7 @@
  * inode still match the record's.
  *
  * The first data page also gives the perf clock to TSC conversion
- * (REFERENCE §2.8).  Never prints.
+ * (perf_event_mmap_page time_zero, time_mult, time_shift).  Never prints.
  */
 #ifndef MT_CAPTURE_SBEVENT_H
 #define MT_CAPTURE_SBEVENT_H

@@ -2,7 +2,7 @@
 /*
  * PMU discovery in sysfs: the files type, nr_addr_filters,
  * max_nonturbo_ratio and the directories format/ and caps/ of
- * /sys/bus/event_source/devices/NAME (REFERENCE §2.1).
+ * /sys/bus/event_source/devices/NAME (docs/capture.md).
  *
  * The sysfs root is a parameter (mt-capture passes $MT_SYSFS_ROOT, "" for
  * the real /sys) so tests run on fake trees under tests/data/sysfs/.
@@ -48,8 +48,8 @@ int mt_pmu_read(struct mt_pmu *p, const char *root, const char *name,
 int mt_pmu_exists(const char *root, const char *name);
 
 /*
- * An intel_pt PMU as documented (the IA32_RTIT_CTL layout of REFERENCE
- * §2.1) with every capability present: used to compute the PT
+ * An intel_pt PMU as documented (the IA32_RTIT_CTL layout of the
+ * Intel SDM) with every capability present: used to compute the PT
  * configuration the emulate backend records when there is no sysfs.
  */
 void mt_pmu_canonical_pt(struct mt_pmu *p);

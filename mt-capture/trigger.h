@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Triggers: selectors resolved to (ELF file, file offset), and uprobe perf
- * events that report every hit with time, pid, tid and ip (REFERENCE
- * §2.9).
+ * events that report every hit with time, pid, tid and ip
+ * (docs/capture.md).
  *
  * Selector syntax (--trigger):
  *   [DSO:]SYMBOL     a function symbol (.symtab or .dynsym) of the main
@@ -26,7 +26,7 @@
  *                    source line in the main executable (line:FILE:LINE
  *                    too).  symbol:NAME forces a symbol.
  *   hw:SEL           any of the above as a hardware execute breakpoint
- *                    (PERF_TYPE_BREAKPOINT, REFERENCE §2.9) instead of a
+ *                    (PERF_TYPE_BREAKPOINT) instead of a
  *                    uprobe: no CAP_SYS_ADMIN needed, but the code must
  *                    be mapped when recording starts, the x86 debug
  *                    registers allow 4 per thread, and the events are
