@@ -478,24 +478,14 @@ pt_drain(struct mt_cap *c)
 		struct pt_buf *pb = mt_cap_buf(c, i)->bk;
 		struct perf_event_mmap_page *pg;
 		const uint8_t *data;
-		uint64_t head, tail, size, off, n;
+		uint64_t size;
 
 		if (pb == NULL || pb->base == NULL)
 			continue;
 		pg = pb->base;
 		data = (const uint8_t *)pb->base + p->page;
 		size = pb->base_len - p->page;
-		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-		tail = pg->data_tail;
-		while (tail < head) {
-			off = tail & (size - 1);
-			n = head - tail;
-			if (n > size - off)
-				n = size - off;
-			mt_wbuf_put(&pb->sb, data + off, (size_t)n);
-			tail += n;
-		}
-		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+		mt_sbev_copy_ring(pg, data, size, &pb->sb);
 		if (pb->sb.err)
 			return pb->sb.err;
 	}

@@ -344,6 +344,27 @@ sb_add_build_ids(struct mt_sbev *s, struct sb_ring *r)
 	r->scanned = off;
 }
 
+void
+mt_sbev_copy_ring(struct perf_event_mmap_page *pg, const uint8_t *data,
+    uint64_t size, struct mt_wbuf *out)
+{
+	uint64_t head, tail, off, n;
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	tail = pg->data_tail;
+	if (head - tail > size)	/* cannot happen without overwrite */
+		tail = head - size;
+	while (tail < head) {
+		off = tail & (size - 1);
+		n = head - tail;
+		if (n > size - off)
+			n = size - off;
+		mt_wbuf_put(out, data + off, (size_t)n);
+		tail += n;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
 int
 mt_sbev_drain(struct mt_sbev *s)
 {
@@ -353,25 +374,13 @@ mt_sbev_drain(struct mt_sbev *s)
 		struct sb_ring *r = &s->rings[i];
 		struct perf_event_mmap_page *pg = r->map;
 		const uint8_t *data;
-		uint64_t head, tail, size, off, n;
+		uint64_t size;
 
 		if (pg == NULL)
 			continue;
 		data = (const uint8_t *)r->map + s->page;
 		size = (uint64_t)s->data_pages * s->page;
-		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-		tail = pg->data_tail;
-		if (head - tail > size)	/* cannot happen without overwrite */
-			tail = head - size;
-		while (tail < head) {
-			off = tail & (size - 1);
-			n = head - tail;
-			if (n > size - off)
-				n = size - off;
-			mt_wbuf_put(&r->out, data + off, (size_t)n);
-			tail += n;
-		}
-		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+		mt_sbev_copy_ring(pg, data, size, &r->out);
 		if (r->out.err)
 			return r->out.err;
 		if (s->no_build_id)

@@ -32,6 +32,7 @@
 struct mt_sbev;
 struct mt_snap_timeconv;
 struct mt_wbuf;
+struct perf_event_mmap_page;
 
 /*
  * Open the dummy events for threads @tids on every online CPU, with
@@ -48,6 +49,14 @@ void mt_sbev_free(struct mt_sbev *s);
 
 /* Copy new records of every ring.  Returns 0 or -MT_E_NOMEM. */
 int mt_sbev_drain(struct mt_sbev *s);
+/*
+ * Copy the records between data_tail and data_head of the perf data ring
+ * with control page @pg and @size (a power of two) bytes of data at
+ * @data into @out, then free them (data_tail = data_head).  An error
+ * of @out stays in out->err.
+ */
+void mt_sbev_copy_ring(struct perf_event_mmap_page *pg, const uint8_t *data,
+    uint64_t size, struct mt_wbuf *out);
 /* Number of rings (CPUs) and, for ring @i, its CPU and its records. */
 size_t mt_sbev_nrings(const struct mt_sbev *s);
 const struct mt_wbuf *mt_sbev_data(const struct mt_sbev *s, size_t i,
