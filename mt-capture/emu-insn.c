@@ -224,7 +224,9 @@ classify_with(csh cs, cs_insn *ci, const uint8_t *code, size_t n,
 		out->cls = direct ? MT_EMU_I_CALL : MT_EMU_I_CALL_IND;
 		out->target = direct ? t : 0;
 		/* PIC "call next; pop": hardware does not push it on the
-		 * return-compression stack (REFERENCE 4.7). */
+		 * return-compression stack (perf's
+		 * tools/perf/util/intel-pt-decoder/intel-pt-decoder.c,
+		 * "Zero-length calls are excluded"). */
 		out->disp0 = direct && t == ip + ci->size;
 		break;
 	case X86_INS_RET:

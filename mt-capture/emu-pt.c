@@ -142,7 +142,9 @@ flush_tnt(struct mt_emu_pt *pt)
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = pt->ntnt <= TNT8_MAX ? ppt_tnt_8 : ppt_tnt_64;
 	pkt.payload.tnt.bit_size = (uint8_t)pt->ntnt;
-	/* The oldest branch is the most significant bit (REFERENCE 4.6). */
+	/* The oldest branch is the most significant bit (Intel SDM
+	 * Vol. 3C, "Taken/Not-taken (TNT) Packet": the oldest bit sits just
+	 * below the stop bit; libipt src/pt_tnt_cache.c reads them so). */
 	pkt.payload.tnt.payload = pt->tnt;
 	pt->tnt = 0;
 	pt->ntnt = 0;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The live Intel PT backend, written to the kernel ABI (REFERENCE §2):
+ * The live Intel PT backend, written to the kernel ABI
+ * (include/uapi/linux/perf_event.h, kernel/events/core.c,
+ * arch/x86/events/intel/pt.c; docs/capture.md):
  * one intel_pt event per traced thread (pid = tid, cpu = -1, no inherit:
  * the kernel refuses to mmap an inherited per-task event), or with
  * --all-threads one per CPU with inherit (the events of every existing
@@ -165,7 +167,8 @@ buf_free(struct pt_buf *pb, size_t page)
 }
 
 /*
- * --filter: "filter OFF/SIZE@PATH" per range (REFERENCE §2.7), file
+ * --filter: "filter OFF/SIZE@PATH" per range (the kernel's address filter
+ * syntax, perf_event_parse_addr_filter() in kernel/events/core.c), file
  * offsets that the kernel re-applies at every mmap of that file, so a
  * library mapped later is covered.  At most caps/num_address_ranges.
  */
@@ -388,7 +391,8 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 	pb->aux_len = (size_t)mt_cap_plan(c)->aux_bytes;
 	pg->aux_offset = pb->base_len;
 	pg->aux_size = pb->aux_len;
-	/* PROT_READ only: overwrite (snapshot) mode (REFERENCE §2.3). */
+	/* PROT_READ only: overwrite (snapshot) mode
+	 * (rb->aux_overwrite, kernel/events/ring_buffer.c rb_alloc_aux()). */
 	stage = MT_PERFENV_MAP_AUX;
 	what = "the intel_pt AUX ring";
 	pb->aux = mmap(NULL, pb->aux_len, PROT_READ, MAP_SHARED, pb->fd,
@@ -494,7 +498,8 @@ pt_drain(struct mt_cap *c)
 
 /*
  * Perf time of the oldest data still in any PT ring, from the TSC of its
- * oldest PSB+ (REFERENCE §2.4: PSB+ every few KiB).  Returns 0 when it
+ * oldest PSB+ (PSB+ every 2^(psb_period+11) bytes: Intel SDM Vol. 3C,
+ * "Intel Processor Trace", IA32_RTIT_CTL.PSBFreq).  Returns 0 when it
  * cannot be known: no time conversion, or a ring holding data without
  * any dated PSB+ (tsc=0).
  */

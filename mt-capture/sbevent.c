@@ -299,7 +299,7 @@ file_build_id(struct mt_sbev *s, uint32_t pid, uint32_t maj, uint32_t min,
  * Kernels without attr.build_id write MMAP2 records with {u32 maj, min;
  * u64 ino, ino_generation} where 5.12+ write {u8 build_id_size, 3
  * reserved, build_id[20]}: the same 24 bytes at body offset 32
- * (REFERENCE §2.5).  Rewrite each new record of a file whose build-id is
+ * (include/uapi/linux/perf_event.h, PERF_RECORD_MMAP2).  Rewrite each new record of a file whose build-id is
  * known into the build-id form (misc bit 14), so the snapshot reads as
  * from a 5.12+ kernel: the bundling and the decoder match files by
  * build-id.  Records whose file changed or is gone keep the inode form

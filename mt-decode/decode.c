@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The decode loop (decode.h).  One struct dec_buf per PT buffer follows
- * libipt's documented block loop (docs/decode.md, REFERENCE.md 4.4):
+ * libipt's documented block loop (docs/decode.md; libipt's doc/howto_libipt.md and
+ * ptxed's decode_block()):
  * drain events before every pt_blk_next (also right after a sync), use a
  * block's instructions even when pt_blk_next failed, and after an error
  * report it and resync at the next PSB, stopping when the offset no longer
