@@ -5,8 +5,9 @@
  * branches, guarded direct calls, recursion and indirect calls), and then
  * Intel PT traces of several threads running it, written packet by packet
  * with libipt's encoder (pt_enc_next) following what the hardware emits
- * (REFERENCE.md 4.7): one TNT bit per conditional branch, nothing for
- * direct calls, TIP for indirect calls, a taken TNT bit for a return whose
+ * (Intel SDM Vol. 3C, "Intel Processor Trace"; perf's
+ * Documentation/perf-intel-pt.txt): one TNT bit per conditional branch,
+ * nothing for direct calls, TIP for indirect calls, a taken TNT bit for a return whose
  * call is on the 64-entry compression stack and was made since the last
  * PSB, else TIP (see RETSTACK); PSB+ (PSB, TSC, MODE.Exec, FUP current IP, PSBEND) about
  * every PSB_PERIOD bytes, with the compression stack cleared; a CYC packet

@@ -5,7 +5,7 @@
  * (kAFL/Nyx dumps: a file of little-endian u64 page addresses and a file of
  * the 4 KiB pages in the same order) through one image-section cache,
  * configures the IP filter, syncs forward from the start of the PT buffer and
- * follows the documented event/next loop (REFERENCE.md section 4.4) to the
+ * follows the documented event/next loop (libipt doc/howto_libipt.md) to the
  * end, counting instructions, blocks (pt_blk_next calls) and errors.  Nothing is printed per
  * block: this is the floor any decoder built on libipt pays.
  *

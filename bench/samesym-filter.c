@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * bench/samesym-filter.c: a `perf script --dlfilter` shared object with
- * magic-trace's filtering rule (REFERENCE.md 1.3): a sample whose source
+ * magic-trace's filtering rule (its src/perf_dlfilter.c): a sample whose source
  * and destination both resolve to a symbol of the same name is dropped
  * (a branch inside one function); every other sample is kept, errors
  * included (they are not samples with two symbols).  bench/run builds it

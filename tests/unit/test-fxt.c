@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for common/fxt.c: the worked header values of REFERENCE.md
- * 5.3, string and thread slot reuse when the tables are full, truncation
- * of long strings, and sink errors.
+ * Unit tests for common/fxt.c: header words worked out by hand from the
+ * record layouts of the Fuchsia trace format specification (fuchsia.dev,
+ * reference/tracing/trace-format), string and thread slot reuse when the
+ * tables are full, truncation of long strings, and sink errors.
  */
 #include <stdint.h>
 #include <stdlib.h>
