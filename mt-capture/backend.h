@@ -272,6 +272,14 @@ int mt_cap_trigger_site(const struct mt_cap *c, size_t i, const char **path,
 const char *mt_cap_exe(const struct mt_cap *c);
 
 /*
+ * The file execvp would run for @name: @name itself when it holds a '/',
+ * else the first executable @name in a directory of $PATH (default
+ * /usr/local/bin:/usr/bin:/bin), written to @out (@outsz bytes).
+ * Returns 0, or -1 when there is none or it does not fit.
+ */
+int mt_cap_find_program(const char *name, char *out, size_t outsz);
+
+/*
  * A backend with own_triggers saw trigger @trigger fire at @ip in thread
  * @tid of @pid at perf time @time (ns); the next mt_cap_poll returns
  * MT_CAP_EV_TRIGGER.  Returns 0 or -MT_E_NOMEM.

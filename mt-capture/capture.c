@@ -828,28 +828,21 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 
 /* ---- targets ---- */
 
-/* The program execvp would run for @name. */
-static int
-find_program(const char *name, char *out)
+int
+mt_cap_find_program(const char *name, char *out, size_t outsz)
 {
 	const char *path = getenv("PATH"), *d;
-	char cand[PATH_MAX];
 
 	if (strchr(name, '/') != NULL)
-		return realpath(name, out) != NULL ? 0 : -1;
+		return (size_t)snprintf(out, outsz, "%s", name) < outsz ? 0 : -1;
 	if (path == NULL)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	for (d = path; *d != '\0';) {
 		size_t k = strcspn(d, ":");
 
-		if (k > 0 && k + strlen(name) + 2 < sizeof(cand)) {
-			memcpy(cand, d, k);
-			cand[k] = '/';
-			strcpy(cand + k + 1, name);
-			if (access(cand, X_OK) == 0 &&
-			    realpath(cand, out) != NULL)
-				return 0;
-		}
+		if (k > 0 && (size_t)snprintf(out, outsz, "%.*s/%s", (int)k, d,
+		    name) < outsz && access(out, X_OK) == 0)
+			return 0;
 		d += k;
 		if (*d == ':')
 			d++;
@@ -1536,7 +1529,10 @@ setup_targets(struct mt_cap *c)
 	for (i = 0; i < MT_CAP_MAX_PIDS; i++)
 		c->pidfd[i] = -1;
 	if (!c->o->attach) {
-		if (find_program(c->o->argv[0], c->exe) < 0) {
+		char cand[PATH_MAX];
+
+		if (mt_cap_find_program(c->o->argv[0], cand, sizeof(cand)) < 0 ||
+		    realpath(cand, c->exe) == NULL) {
 			warnx("cannot find program '%s'", c->o->argv[0]);
 			return -1;
 		}

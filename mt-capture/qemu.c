@@ -71,26 +71,6 @@ struct qemu {
 
 /* ---- finding QEMU and the plugin ---- */
 
-static int
-find_in_path(const char *name, char *out, size_t outsz)
-{
-	const char *path = getenv("PATH"), *d;
-
-	if (path == NULL)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (d = path; *d != '\0';) {
-		size_t k = strcspn(d, ":");
-
-		if (k > 0 && (size_t)snprintf(out, outsz, "%.*s/%s", (int)k, d,
-		    name) < outsz && access(out, X_OK) == 0)
-			return 0;
-		d += k;
-		if (*d == ':')
-			d++;
-	}
-	return -1;
-}
-
 /* QEMU: $MT_QEMU if set, else qemu-x86_64 in PATH. */
 static int
 find_qemu(char *out, size_t outsz)
@@ -101,7 +81,7 @@ find_qemu(char *out, size_t outsz)
 		snprintf(out, outsz, "%s", env);
 		return access(out, X_OK);
 	}
-	return find_in_path(QEMU_BIN, out, outsz);
+	return mt_cap_find_program(QEMU_BIN, out, outsz);
 }
 
 /* The plugin: ../lib/mt/mt-qemu.so from our own binary's directory. */
