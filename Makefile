@@ -62,13 +62,15 @@ $(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
 BINS = $(PROGS:%=$(O)/bin/%)
 
 # The qemu backend's TCG plugin: a shared object loaded by qemu-x86_64,
-# built from mt-capture/qemu/ and the packet encoder it shares with the
-# ptrace backend, -fPIC and never sanitized (QEMU is not).  It lives in
-# $(O)/lib/mt, as in $(PREFIX)/lib/mt: mt-capture finds it at
-# ../lib/mt/mt-qemu.so from its own binary.
+# built from mt-capture/qemu/, the packet encoder it shares with the
+# ptrace backend and the shared directory's file mapping (qemu-ipc.c),
+# -fPIC and never sanitized (QEMU is not).  It lives in $(O)/lib/mt, as
+# in $(PREFIX)/lib/mt: mt-capture finds it at ../lib/mt/mt-qemu.so from
+# its own binary.
 QEMU_PLUGIN = $(O)/lib/mt/mt-qemu.so
 QEMU_PLUGIN_SRCS = $(sort $(wildcard mt-capture/qemu/*.c)) \
-	mt-capture/emu-pt.c mt-capture/emu-insn.c mt-capture/ring.c
+	mt-capture/emu-pt.c mt-capture/emu-insn.c mt-capture/ring.c \
+	mt-capture/qemu-ipc.c
 QEMU_PLUGIN_OBJS = $(QEMU_PLUGIN_SRCS:%.c=$(O)/pic/%.o)
 PIC_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -iquote common -iquote mt-capture \
 	$(CAPSTONE_CFLAGS) -pthread -fPIC -fvisibility=hidden -MMD -MP

@@ -39,6 +39,7 @@
 #define MT_CAPTURE_QEMU_IPC_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define MTQ_MAGIC	0x4d545131u	/* "MTQ1" */
@@ -99,5 +100,12 @@ struct mtq_code {
 	uint32_t len;		/* bytes that follow */
 	uint32_t pad;		/* 0 */
 };
+
+/*
+ * Map DIR/@name, @len bytes, read-write and shared; with @create the file
+ * is made (mode 0600, it must not exist yet) and sized first.  Returns
+ * the mapping, or NULL with errno set.
+ */
+void *mtq_map(const char *dir, const char *name, size_t len, int create);
 
 #endif /* MT_CAPTURE_QEMU_IPC_H */

@@ -132,27 +132,6 @@ has_plugin_support(const char *qemu)
 
 /* ---- the shared directory ---- */
 
-static void *
-map_path(const char *dir, const char *name, size_t len, int create)
-{
-	char path[PATH_MAX + 32];
-	void *p;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, (create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR) |
-	    O_CLOEXEC, 0600);
-	if (fd < 0)
-		return NULL;
-	if (create && ftruncate(fd, (off_t)len) < 0) {
-		close(fd);
-		return NULL;
-	}
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static void
 remove_dir(const char *dir)
 {
@@ -231,7 +210,7 @@ qemu_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
 		q->dir[0] = '\0';
 		return -MT_E_IO;
 	}
-	q->ctl = map_path(q->dir, "ctl", sizeof(*q->ctl), 1);
+	q->ctl = mtq_map(q->dir, "ctl", sizeof(*q->ctl), 1);
 	if (q->ctl == NULL) {
 		snprintf(msg, msgsz, "cannot create '%s/ctl': %s", q->dir,
 		    strerror(errno));
@@ -419,7 +398,7 @@ refresh_rings(struct mt_cap *c, struct qemu *q)
 		r = &q->rings[q->nrings];
 		snprintf(name, sizeof(name), "ring.%zu", q->nrings);
 		r->len = MTQ_HDR_SIZE + size;
-		r->hdr = map_path(q->dir, name, r->len, 0);
+		r->hdr = mtq_map(q->dir, name, r->len, 0);
 		if (r->hdr == NULL || r->hdr->magic != MTQ_MAGIC ||
 		    r->hdr->size != size)
 			return -MT_E_CORRUPT;

@@ -171,27 +171,6 @@ read_config(const char *dir)
 	return g_o.size >= 4096 && (g_o.size & (g_o.size - 1)) == 0 ? 0 : -1;
 }
 
-static void *
-map_file(const char *name, size_t len, int create)
-{
-	char path[4200];
-	void *p;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", g_dir, name);
-	fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0),
-	    0600);
-	if (fd < 0)
-		return NULL;
-	if (create && ftruncate(fd, (off_t)len) < 0) {
-		close(fd);
-		return NULL;
-	}
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 /* ---- threads ---- */
 
 /* The first block of a thread ran: make its ring (on its own thread). */
@@ -206,7 +185,7 @@ thread_start(struct vst *v)
 	pthread_mutex_lock(&g_lock);
 	v->idx = (int)atomic_load(&g_ctl->nrings);
 	snprintf(name, sizeof(name), "ring.%d", v->idx);
-	p = map_file(name, MTQ_HDR_SIZE + g_o.size, 1);
+	p = mtq_map(g_dir, name, MTQ_HDR_SIZE + g_o.size, 1);
 	if (p == NULL) {
 		v->off = 1;
 		pthread_mutex_unlock(&g_lock);
@@ -695,7 +674,7 @@ qemu_plugin_install(qp_id_t id, const struct qp_info *info, int argc,
 		    "config\n");
 		return -1;
 	}
-	g_ctl = map_file("ctl", sizeof(struct mtq_ctl), 0);
+	g_ctl = mtq_map(g_dir, "ctl", sizeof(struct mtq_ctl), 0);
 	g_code = mt_emu_code_new(0, NULL, NULL);
 	if (g_ctl == NULL || g_ctl->magic != MTQ_MAGIC || g_code == NULL ||
 	    qm_init(g_dir, g_trig, g_ntrig) < 0) {
