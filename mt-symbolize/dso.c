@@ -7,12 +7,13 @@
  * the debug-file search (build-id under every absolute debuginfo_path
  * entry, .gnu_debuglink with CRC check, and debuginfod when
  * DEBUGINFOD_URLS is set: elfutils dlopens libdebuginfod itself, so the
- * build does not depend on it).
+ * build does not depend on it; see dlopen() below for when it does not).
  *
  * The inline chain is found by walking the CU's DIE tree down the
  * subprogram / inlined_subroutine / lexical_block DIEs whose ranges hold
  * the address (and into namespaces, where C++ puts definitions).
  */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -162,6 +163,31 @@ build_dipath(const struct sym_dso_opts *o)
 		strcat(p, o->debug_dirs[i]);
 	}
 	return p;
+}
+
+/*
+ * elfutils dlopens libdebuginfod, and with it curl, TLS and Kerberos
+ * (about 4 ms of CPU, more than symbolizing a 700 KB trace), the first
+ * time a module's debug file is not found on this host, whether or not a
+ * server is configured.  Without DEBUGINFOD_URLS libdebuginfod answers
+ * ENOSYS before it reads its cache or anything else, so nothing is lost
+ * by not loading it then: this program's dlopen, which libdw's call
+ * reaches first, refuses that one library while the variable is unset
+ * or empty and hands every other call to the C library's.
+ */
+void *
+dlopen(const char *file, int mode)
+{
+	void *(*next)(const char *, int);
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (file != NULL && strncmp(file, "libdebuginfod.so", 16) == 0 &&
+	    (urls == NULL || urls[0] == '\0'))
+		return NULL;
+	*(void **)&next = dlsym(RTLD_NEXT, "dlopen");
+	if (next == NULL)
+		return NULL;
+	return next(file, mode);
 }
 
 /* Sets up Dwfl for the file at d->path.  Missing DWARF is not an error. */
