@@ -100,6 +100,8 @@ struct dec_buf {
 	size_t trigi;		/* next trigger (index into snapshot) */
 	struct dec_pend pend;
 	int tx_abort;		/* the last event was a TSX abort */
+	int xol;		/* in a [uprobes] slot: the probed
+				 * instruction runs out of line (no record) */
 	struct mt_ev ev;	/* record being written */
 	/* A segment of the buffer (-j N, parallel.h); NULL: all of it. */
 	const struct dec_unit *u;
@@ -595,6 +597,33 @@ dec_disable_reason(const struct dec_buf *b)
 }
 
 /*
+ * Tracing resumes in a [uprobes] slot (@ev, at time @t): a uprobe's trap
+ * (the disable just written, at the probed instruction) is done and the
+ * kernel single-steps a copy of that instruction out of line, in a page
+ * whose bytes no snapshot has (not even the live process's: /proc/PID/mem
+ * refuses it).  Written as the thread resuming at the probed instruction
+ * and leaving traced code at once, reason `uprobe`; the slot's NOPs
+ * (image.c) and the disable that ends the single step write nothing, and
+ * the next enable, after the probed instruction, ends the gap.
+ */
+static void
+dec_xol(struct dec_buf *b, const struct pt_event *ev, uint64_t t)
+{
+	uint64_t ip = b->last_ip;
+
+	b->pend.kind = WK_NONE;
+	if (b->xol)
+		return;		/* (a PSB+ restating the enable) */
+	b->xol = 1;
+	if (ip == 0 || image_set_in_xol(b->r->is, b->pid, ip))
+		ip = ev->variant.enabled.ip;
+	if (!ev->status_update)
+		dec_emit(b, MT_EV_ENABLE, t, ip, 0);
+	dec_emit_str(b, MT_EV_DISABLE, t, ip, 0, "uprobe");
+	b->last_ip = ip;
+}
+
+/*
  * The status of dec_stretch for an error of dec_switch (-MT_E_*): the
  * output or memory.
  */
@@ -633,6 +662,12 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 	b->tx_abort = 0;
 	switch (ev->type) {
 	case ptev_enabled:
+		if (image_set_in_xol(b->r->is, b->pid,
+		    ev->variant.enabled.ip)) {
+			dec_xol(b, ev, t);
+			break;
+		}
+		b->xol = 0;
 		if (b->pend.kind != WK_NONE)
 			dec_resolve(b, ev->variant.enabled.ip, 0);
 		if (!ev->status_update)
@@ -640,6 +675,8 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		b->last_ip = ev->variant.enabled.ip;
 		break;
 	case ptev_disabled:
+		if (b->xol)
+			break;	/* the slot's single step ends: dec_xol() */
 		ip = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
 		why = dec_disable_reason(b);
 		if (b->pend.kind != WK_NONE)
@@ -648,6 +685,8 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		dec_emit_str(b, MT_EV_DISABLE, t, b->last_ip, 0, why);
 		break;
 	case ptev_async_disabled:
+		if (b->xol)
+			break;	/* the slot's single step ends: dec_xol() */
 		if (b->pend.kind != WK_NONE)
 			dec_resolve(b, ev->variant.async_disabled.at, 0);
 		dec_triggers_before_gap(b, t, ev->variant.async_disabled.at);
@@ -675,6 +714,7 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		break;
 	case ptev_overflow:
 		b->pend.kind = WK_NONE;
+		b->xol = 0;
 		b->r->st->overflows++;
 		ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
 		dec_emit(b, MT_EV_OVERFLOW, t, ip, 0);
@@ -884,7 +924,7 @@ dec_stretch(struct dec_buf *b, int st)
 				if (rc != 0)
 					return rc;
 			}
-			if (dec_block(b, &blk) < 0)
+			if (!b->xol && dec_block(b, &blk) < 0)
 				return -pte_nomem;
 		}
 		if (b->r->prog != NULL && mt_progress_due(&b->r->prog->p))
@@ -1066,6 +1106,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		}
 		dec_error(&b, st);
 		dec_offset(&b, &err_off);
+		b.xol = 0;
 	}
 	if (res != NULL)
 		res->joined = -1;	/* decoded to the end of the buffer */

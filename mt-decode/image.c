@@ -44,6 +44,19 @@ struct image_fn {
 	uint64_t lo, hi;	/* [lo, hi) in the process */
 };
 
+/*
+ * A [uprobes] mapping (the kernel's execute-out-of-line area, "xol_area"
+ * in kernel/events/uprobes.c): the probed instruction runs there, copied
+ * into a slot, when a uprobe fires.
+ */
+struct image_xol {
+	uint32_t pid;		/* its process */
+	uint64_t lo, hi;	/* [lo, hi) */
+};
+
+/* Bytes of NOPs standing in for a [uprobes] page (one page is mapped). */
+#define IMAGE_XOL_MAX 4096
+
 struct image_global {
 	int isid;		/* section for every process */
 };
@@ -70,6 +83,10 @@ struct image_set {
 	struct mt_elf **elfs;		size_t nelfs;	/* kept for fns */
 	uint64_t *blob_off;	/* codepath offset of each BLOB's bytes */
 	uint64_t *elf_off;	/* codepath offset of each ELF's bytes */
+	int nopfd;		/* IMAGE_XOL_MAX one-byte NOPs, -1 until
+				 * a [uprobes] mapping needs them */
+	char noppath[32];	/* "/proc/self/fd/N" of nopfd */
+	struct image_xol *xol;		size_t nxol;
 };
 
 static void *
@@ -650,6 +667,64 @@ image_keep_elf(struct image_set *is, struct mt_elf *e, int rc)
 	return rc;
 }
 
+/*
+ * A [uprobes] mapping of @pid at [@start, @start + @len), mapped at @time:
+ * its bytes cannot be read (/proc/PID/mem gives EIO for it: the kernel's
+ * special mapping has no VM_READ), so it gets one-byte NOPs.  The
+ * decoder then walks the probed instruction's slot up to the trap that
+ * ends its single step (FUP + TIP.PGD, or TIP to the kernel) instead of
+ * failing at the slot, and image_set_in_xol() lets it say what ran there.
+ * A probed instruction that branches out of its slot still fails (its
+ * TIP is not consumed by NOPs).
+ */
+static int
+image_add_xol(struct image_set *is, uint32_t pid, uint64_t start,
+    uint64_t len, uint64_t time)
+{
+	uint8_t nop[256];
+	struct image_xol *x;
+	uint64_t off;
+	int isid, rc;
+
+	if (is->nopfd < 0) {
+		is->nopfd = memfd_create("mt-decode-xol", MFD_CLOEXEC);
+		if (is->nopfd < 0)
+			return -MT_E_IO;
+		snprintf(is->noppath, sizeof(is->noppath), "/proc/self/fd/%d",
+		    is->nopfd);
+		memset(nop, 0x90, sizeof(nop));
+		for (off = 0; off < IMAGE_XOL_MAX; off += sizeof(nop))
+			if (pwrite(is->nopfd, nop, sizeof(nop), (off_t)off) !=
+			    (ssize_t)sizeof(nop))
+				return -MT_E_IO;
+	}
+	x = grow(is->xol, is->nxol, sizeof(*x));
+	if (x == NULL)
+		return -MT_E_NOMEM;
+	is->xol = x;
+	x = &is->xol[is->nxol++];
+	x->pid = pid;
+	x->lo = start;
+	x->hi = start + (len < IMAGE_XOL_MAX ? len : IMAGE_XOL_MAX);
+	isid = image_add_file(is, is->noppath, 0, x->hi - x->lo, start);
+	if (isid < 0)
+		return -MT_E_IPT;
+	rc = image_map(is, pid, isid, time);
+	return rc < 0 ? rc : 0;
+}
+
+int
+image_set_in_xol(const struct image_set *is, uint32_t pid, uint64_t ip)
+{
+	size_t i;
+
+	for (i = 0; i < is->nxol; i++)
+		if ((is->xol[i].pid == pid || is->xol[i].pid == 0) &&
+		    is->xol[i].lo <= ip && ip < is->xol[i].hi)
+			return 1;
+	return 0;
+}
+
 int
 image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
     uint64_t len, uint64_t pgoff, const uint8_t *buildid, size_t bidlen,
@@ -675,6 +750,8 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 		return -MT_E_NOMEM;
 	if (bidlen == 0 && path != NULL && path[0] == '[')
 		image_blob_buildid(is, m);
+	if (path != NULL && strcmp(path, "[uprobes]") == 0 && len > 0)
+		return image_add_xol(is, pid, start, len, time);
 	if (path == NULL || path[0] == '[' || len == 0)
 		return 0;	/* special mappings come as BLOBs */
 	rc = image_find(is, buildid, bidlen, path, &e, &file, &base, buf,
@@ -855,6 +932,7 @@ image_set_new(struct image_set **out, const struct mt_snap *s,
 	is->snap = s;
 	is->o = *o;
 	is->memfd = -1;
+	is->nopfd = -1;
 	is->isc = pt_iscache_alloc(NULL);
 	if (is->isc == NULL) {
 		free(is);
@@ -921,6 +999,9 @@ image_set_free(struct image_set *is)
 		free(is->warn[i]);
 	if (is->memfd >= 0)
 		close(is->memfd);
+	if (is->nopfd >= 0)
+		close(is->nopfd);
+	free(is->xol);
 	free(is->procs);
 	free(is->glob);
 	free(is->secs);

@@ -62,6 +62,12 @@ int image_set_add_mapping(struct image_set *is, uint32_t pid,
     size_t bidlen, const char *path, uint64_t time);
 
 /*
+ * Is @ip inside a [uprobes] mapping of @pid (the kernel's out-of-line
+ * slots for probed instructions)?  Such a mapping decodes as NOPs.
+ */
+int image_set_in_xol(const struct image_set *is, uint32_t pid, uint64_t ip);
+
+/*
  * The image of @pid (created on first use with the global sections):
  * every mapping, the latest where they overlap.
  */
