@@ -57,6 +57,18 @@ struct image_xol {
 /* Bytes of NOPs standing in for a [uprobes] page (one page is mapped). */
 #define IMAGE_XOL_MAX 4096
 
+/* A file opened from disk, opened once whatever maps it. */
+struct image_file {
+	const char *path;	/* image_keep()'s copy */
+	struct mt_elf *e;	/* held in elfs */
+};
+
+/* A mapping whose function ranges are in fns, added once. */
+struct image_range {
+	const struct mt_elf *e;
+	uint64_t start, end, pgoff;
+};
+
 struct image_global {
 	int isid;		/* section for every process */
 };
@@ -81,6 +93,10 @@ struct image_set {
 	int fns_sorted;		/* fns and fdes are sorted */
 	char **warn;			size_t nwarn;
 	struct mt_elf **elfs;		size_t nelfs;	/* kept for fns */
+	struct mt_elf **bundled;	/* ELF chunk i opened, NULL: not yet;
+					 * held in elfs */
+	struct image_file *files;	size_t nfiles;	/* opened on disk */
+	struct image_range *ranges;	size_t nranges;	/* in fns */
 	uint64_t *blob_off;	/* codepath offset of each BLOB's bytes */
 	uint64_t *elf_off;	/* codepath offset of each ELF's bytes */
 	int nopfd;		/* IMAGE_XOL_MAX one-byte NOPs, -1 until
@@ -132,6 +148,12 @@ image_warn(struct image_set *is, const char *fmt, ...)
 	is->warn = w;
 	is->warn[is->nwarn++] = m;
 	return 0;
+}
+
+size_t
+image_set_nelfs(const struct image_set *is)
+{
+	return is->nelfs;
 }
 
 const char *
@@ -551,6 +573,90 @@ bid_equal(struct mt_elf *e, const uint8_t *id, size_t n)
 	return en == n && memcmp(eid, id, n) == 0;
 }
 
+/* Keep @e (freed with the set) and return @rc, or -MT_E_NOMEM. */
+static int
+image_keep_elf(struct image_set *is, struct mt_elf *e, int rc)
+{
+	struct mt_elf **el = grow(is->elfs, is->nelfs, sizeof(*el));
+
+	if (el == NULL) {
+		mt_elf_free(e);
+		return -MT_E_NOMEM;
+	}
+	is->elfs = el;
+	is->elfs[is->nelfs++] = e;
+	return rc;
+}
+
+/*
+ * The ELF file at @path, opened once for every mapping of it (held by the
+ * set): 1 and *@ep, 0 when it cannot be opened, or -MT_E_NOMEM.
+ */
+static int
+image_open_file(struct image_set *is, const char *path, struct mt_elf **ep)
+{
+	struct image_file *f;
+	struct mt_elf *e;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < is->nfiles; i++)
+		if (strcmp(is->files[i].path, path) == 0) {
+			*ep = is->files[i].e;
+			return 1;
+		}
+	rc = mt_elf_open(&e, path);
+	if (rc == -MT_E_NOMEM)
+		return rc;
+	if (rc < 0)
+		return 0;
+	rc = image_keep_elf(is, e, 0);
+	if (rc < 0)
+		return rc;
+	f = grow(is->files, is->nfiles, sizeof(*f));
+	if (f == NULL)
+		return -MT_E_NOMEM;
+	is->files = f;
+	f = &is->files[is->nfiles];
+	f->e = e;
+	f->path = image_keep(is, path);
+	if (f->path == NULL)
+		return -MT_E_NOMEM;
+	is->nfiles++;
+	*ep = e;
+	return 1;
+}
+
+/*
+ * Add the function ranges of @e mapped at [@start, @end) from file offset
+ * @pgoff, unless that mapping was added before (the same file reached
+ * through the snapshot's mappings and the sideband, or in two processes).
+ */
+static int
+image_add_fns_once(struct image_set *is, struct mt_elf *e,
+    const char *path, uint64_t start, uint64_t end, uint64_t pgoff)
+{
+	struct image_range *r;
+	size_t i;
+
+	for (i = 0; i < is->nranges; i++) {
+		r = &is->ranges[i];
+		if (r->e == e && r->start == start && r->end == end &&
+		    r->pgoff == pgoff)
+			return 0;
+	}
+	r = grow(is->ranges, is->nranges, sizeof(*r));
+	if (r == NULL)
+		return -MT_E_NOMEM;
+	is->ranges = r;
+	r = &is->ranges[is->nranges++];
+	r->e = e;
+	r->start = start;
+	r->end = end;
+	r->pgoff = pgoff;
+	return image_add_fns(is, e, path, start, end, pgoff);
+}
+
 /*
  * Find the file of a mapping.  On success *@ep is the opened ELF (kept by
  * the set) and *@file the path libipt opens (pointer into @buf or the
@@ -577,26 +683,33 @@ image_find(struct image_set *is, const uint8_t *bid, size_t bidlen,
 			if (f->build_id_len != bidlen ||
 			    memcmp(f->build_id, bid, bidlen) != 0)
 				continue;
-			/* The snapshot outlives the set: no copy. */
-			rc = mt_elf_open_ref(&e, f->data, f->len);
-			if (rc < 0)
-				break;
+			/* The snapshot outlives the set: no copy, and one
+			 * open however many mappings it has. */
+			if (is->bundled[i] == NULL) {
+				rc = mt_elf_open_ref(&e, f->data, f->len);
+				if (rc < 0)
+					break;
+				rc = image_keep_elf(is, e, 0);
+				if (rc < 0)
+					return rc;
+				is->bundled[i] = e;
+			}
 			*base = is->elf_off[i];
-			*ep = e;
+			*ep = is->bundled[i];
 			*file = is->codepath;
 			return 1;
 		}
 		if (is->o.debug_dir != NULL && bidlen > 1) {
 			snprintf(buf, bufsize, "%s/.build-id/%.2s/%s",
 			    is->o.debug_dir, bhex, bhex + 2);
-			if (mt_elf_open(&e, buf) == 0) {
-				if (bid_equal(e, bid, bidlen)) {
-					*ep = e;
-					*file = buf;
-					*base = 0;
-					return 1;
-				}
-				mt_elf_free(e);
+			rc = image_open_file(is, buf, &e);
+			if (rc < 0)
+				return rc;
+			if (rc > 0 && bid_equal(e, bid, bidlen)) {
+				*ep = e;
+				*file = buf;
+				*base = 0;
+				return 1;
 			}
 		}
 	}
@@ -608,13 +721,15 @@ image_find(struct image_set *is, const uint8_t *bid, size_t bidlen,
 			snprintf(buf, bufsize, "%s%s", is->o.root, path);
 		else
 			snprintf(buf, bufsize, "%s", path);
-		if (mt_elf_open(&e, buf) < 0)
+		rc = image_open_file(is, buf, &e);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
 			continue;
 		if (bidlen > 0 && !bid_equal(e, bid, bidlen)) {
 			char fhex[2 * MT_ELF_BUILD_ID_MAX + 1];
 
 			mt_elf_build_id_hex(e, fhex);
-			mt_elf_free(e);
 			rc = image_warn(is, "'%s' has build-id %s, the trace "
 			    "needs %s: not decoded against it", buf,
 			    fhex[0] ? fhex : "(none)", bhex);
@@ -650,21 +765,6 @@ image_blob_buildid(struct image_set *is, struct image_mod *m)
 			return;
 		}
 	}
-}
-
-/* Keep @e (freed with the set) and return @rc, or -MT_E_NOMEM. */
-static int
-image_keep_elf(struct image_set *is, struct mt_elf *e, int rc)
-{
-	struct mt_elf **el = grow(is->elfs, is->nelfs, sizeof(*el));
-
-	if (el == NULL) {
-		mt_elf_free(e);
-		return -MT_E_NOMEM;
-	}
-	is->elfs = el;
-	is->elfs[is->nelfs++] = e;
-	return rc;
 }
 
 /*
@@ -759,14 +859,11 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 	if (rc <= 0)
 		return rc;
 	isid = image_add_file(is, file, base + pgoff, len, start);
-	if (isid < 0 || image_map(is, pid, isid, time) < 0) {
-		mt_elf_free(e);
+	if (isid < 0 || image_map(is, pid, isid, time) < 0)
 		return image_warn(is, "cannot map '%s' at 0x%llx", path,
 		    (unsigned long long)start);
-	}
 	m->loaded = 1;
-	rc = image_add_fns(is, e, path, start, start + len, pgoff);
-	return image_keep_elf(is, e, rc);
+	return image_add_fns_once(is, e, path, start, start + len, pgoff);
 }
 
 /*
@@ -780,8 +877,9 @@ image_blob_elf(struct image_set *is, const struct mt_snap_blob *b,
 {
 	struct mt_elf *e;
 
+	/* The snapshot outlives the set: read in place, no copy. */
 	if (b->kind != MT_SNAP_BLOB_VDSO || b->data == NULL ||
-	    mt_elf_open_mem(&e, b->data, (size_t)b->len) < 0)
+	    mt_elf_open_ref(&e, b->data, (size_t)b->len) < 0)
 		return 0;
 	mt_elf_build_id_hex(e, m->buildid);
 	return image_keep_elf(is, e, image_add_fns(is, e, "[vdso]", b->addr,
@@ -940,7 +1038,8 @@ image_set_new(struct image_set **out, const struct mt_snap *s,
 	}
 	is->blob_off = calloc(s->nblobs + 1, sizeof(uint64_t));
 	is->elf_off = calloc(s->nelfs + 1, sizeof(uint64_t));
-	rc = is->blob_off && is->elf_off ? 0 : -MT_E_NOMEM;
+	is->bundled = calloc(s->nelfs + 1, sizeof(*is->bundled));
+	rc = is->blob_off && is->elf_off && is->bundled ? 0 : -MT_E_NOMEM;
 	if (rc >= 0 && o->snap_path != NULL &&
 	    image_locate(is, o->snap_path) == 0) {
 		is->codepath = o->snap_path;
@@ -1011,6 +1110,9 @@ image_set_free(struct image_set *is)
 	mt_fde_tab_release(&is->fdes);
 	free(is->warn);
 	free(is->elfs);
+	free(is->bundled);
+	free(is->files);
+	free(is->ranges);
 	free(is->blob_off);
 	free(is->elf_off);
 	free(is);

@@ -10,7 +10,8 @@
  * files on disk.  ELF files of MMAP chunks and MMAP/MMAP2 sideband records
  * are looked up by build-id: bundled ELF chunks first, then
  * DEBUG_DIR/.build-id/xx/rest, then ROOT/path, then path; a file whose
- * build-id differs is refused with a warning.
+ * build-id differs is refused with a warning.  Each ELF is opened once
+ * (bundled ones read in place), however many mappings reach it.
  */
 #ifndef MT_DECODE_IMAGE_H
 #define MT_DECODE_IMAGE_H
@@ -123,5 +124,11 @@ int image_set_section_at(struct image_set *is, uint32_t pid, uint64_t ip,
  * without symbols (stripped programs, ld.so) has bounds too.
  */
 int image_set_fn_lookup(void *is, uint64_t addr, uint64_t *lo, uint64_t *hi);
+/*
+ * ELF images the set holds: each bundled ELF chunk and each file on disk
+ * once, however many mappings (processes, segments, sideband records)
+ * reach it, and the vDSO blobs.
+ */
+size_t image_set_nelfs(const struct image_set *is);
 
 #endif /* MT_DECODE_IMAGE_H */
