@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dso.h"
@@ -190,6 +191,39 @@ dlopen(const char *file, int mode)
 	return next(file, mode);
 }
 
+/*
+ * dwfl_standard_find_debuginfo, keeping only a regular file that starts as
+ * an ELF file.  The standard search opens whatever path it builds: with an
+ * empty or bogus .gnu_debuglink that is the main file's directory.  libdw
+ * (elfutils 0.188, dwfl_module_getdwarf.c) keeps that name in mod->debug;
+ * when the main file then turns out to hold the DWARF, mod->debug.elf is
+ * set to the main Elf and dwfl_end never frees the name (a leak found by
+ * tests/fuzz/fuzz-dwarf.c, input tests/fuzz/regress/dwarf/).
+ */
+static int
+find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+    Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+    GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	unsigned char magic[4];
+	struct stat st;
+	int fd;
+
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+	    file_name, debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	    memcmp(magic, "\177ELF", sizeof(magic)) == 0)
+		return fd;
+	close(fd);
+	free(*debuginfo_file_name);
+	*debuginfo_file_name = NULL;
+	errno = 0;
+	return -1;
+}
+
 /* Sets up Dwfl for the file at d->path.  Missing DWARF is not an error. */
 static int
 load_dwarf(struct sym_dso *d, const struct sym_dso_opts *o)
@@ -202,7 +236,7 @@ load_dwarf(struct sym_dso *d, const struct sym_dso_opts *o)
 	if (d->dipath == NULL)
 		return -MT_E_NOMEM;
 	d->cb.find_elf = dwfl_build_id_find_elf;
-	d->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	d->cb.find_debuginfo = find_debuginfo;
 	d->cb.section_address = dwfl_offline_section_address;
 	d->cb.debuginfo_path = &d->dipath;
 	d->dwfl = dwfl_begin(&d->cb);

@@ -253,3 +253,30 @@ stream_head() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"nope': No such file or directory"* ]]
 }
+
+@test "mt-symbolize: a stripped binary's .gnu_debuglink file is found beside it and in .debug/" {
+	local d="$BATS_TEST_TMPDIR/dl" m
+	mkdir -p "$d/.debug"
+	printf 'int work(int x){return x*3;}\nint main(void){return work(2);}\n' > "$d/p.c"
+	cc -O0 -g -o "$d/p" "$d/p.c"
+	objcopy --only-keep-debug "$d/p" "$d/p.debug"
+	strip --strip-all "$d/p"
+	objcopy --add-gnu-debuglink="$d/p.debug" "$d/p"
+	m=$(nm "$d/p.debug" | awk '$3 == "work" { print $1 }')
+	printf 'mt-events 1.0\nmod 1 %s 0x555556554000 0 - %s\ncall 1 1 0x%x 0x0\n' \
+	    "$BASE" "$d/p" $((BASE + 0x$m)) > "$d/in.ev"
+	run mt-symbolize "$d/in.ev"
+	[ "$status" -eq 0 ]
+	[ "${lines[3]}" = "$(printf 'fn 1 0x%x %s work' $((BASE + 0x$m)) "$d/p")" ]
+	[ "${lines[4]}" = "file 1 $d/p.c" ]
+	mv "$d/p.debug" "$d/.debug/"
+	run mt-symbolize "$d/in.ev"
+	[ "$status" -eq 0 ]
+	[ "${lines[3]}" = "$(printf 'fn 1 0x%x %s work' $((BASE + 0x$m)) "$d/p")" ]
+	[ "${lines[4]}" = "file 1 $d/p.c" ]
+	# Without the debug file: no name (the binary has no symbols).
+	rm "$d/.debug/p.debug"
+	run mt-symbolize "$d/in.ev"
+	[ "$status" -eq 0 ]
+	[[ "${lines[3]}" != *" work" ]]
+}
