@@ -409,8 +409,9 @@ dec_switch(struct dec_buf *b)
 }
 
 /*
- * An unconditional jump in code of no known function, or into one: it
- * could not be classified (--stats).
+ * An unconditional jump between two pieces of code of no known function,
+ * or from a known function into such code: it could not be classified
+ * (--stats).
  */
 static inline void
 dec_count_jmp(struct dec_buf *b, int leaves)

@@ -82,7 +82,8 @@ struct decode_stats {
 	uint64_t cfg_fallbacks;	/* buffers it gave back to libipt */
 	uint64_t cfg_full;	/* of them: because its cache was full */
 	uint64_t jmp_unknown_src;	/* unconditional jumps from code in no
-					 * known function (not written) */
+					 * known function into code in none
+					 * (not written) */
 	uint64_t jmp_unknown_dst;	/* jumps written as jmp whose target
 					 * is in no known function */
 };

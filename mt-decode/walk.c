@@ -76,8 +76,10 @@ walk_leaves(const struct walk_cache *wc, uint64_t from, uint64_t to)
 {
 	uint64_t lo, hi;
 
-	if (wc->fn == NULL || !wc->fn(wc->fnarg, from, &lo, &hi))
+	if (wc->fn == NULL)
 		return WL_UNKNOWN;
+	if (!wc->fn(wc->fnarg, from, &lo, &hi))
+		return wc->fn(wc->fnarg, to, &lo, &hi) ? WL_ENTERS : WL_UNKNOWN;
 	if (to >= lo && to < hi)
 		return WL_INSIDE;
 	return wc->fn(wc->fnarg, to, &lo, &hi) ? WL_LEAVES : WL_LEAVES_UNKNOWN;

@@ -38,14 +38,18 @@ enum walk_kind {
 /*
  * Where a branch goes relative to its function (walk_leaves()).  Bit 0
  * set: the branch leaves its function (a `jmp` record); bit 1 set: the
- * source or the target is in no known function.
+ * target is in no known function; bit 2 set: the source is in none.
  */
 enum walk_dest {
 	WL_INSIDE = 0,		/* target inside the source's function */
 	WL_LEAVES = 1,		/* target in another known function */
-	WL_UNKNOWN = 2,		/* source in no known function */
+	WL_UNKNOWN = 6,		/* source and target in no known function */
 	WL_LEAVES_UNKNOWN = 3,	/* target outside the source's function,
 				 * in no known function */
+	WL_ENTERS = 5,		/* source in no known function, target in
+				 * one: it leaves whatever code the source
+				 * is (assembler without CFI, as glibc's
+				 * __longjmp is without its FDE) */
 };
 
 /* A direct call or jump inside a walk. */

@@ -7,6 +7,9 @@
 # first call through a PLT entry are jmp records.  The truth: the ground
 # truth's jumps classified from the binaries by nm, objdump and readelf
 # (tests/helpers/jump-oracle), and the unstripped build's symbol table.
+# tests/data/emu/nocfi-jmp.c, stripped too, longjmps out of assembler
+# that no symbol and no FDE covers, as glibc's __longjmp is without its
+# FDE: that jump into main must be a jmp record.
 
 setup_file() {
 	export S="$BATS_FILE_TMPDIR"
@@ -19,6 +22,13 @@ setup_file() {
 	mt-decode --stats -o "$S/t.ev" "$S/t.snap" 2> "$S/stats"
 	mt-symbolize -q -o "$S/t.sym" "$S/t.ev"
 	"$MT_ROOT/tests/helpers/jump-oracle" "$S/gt" "$S/t.ev" > "$S/oracle"
+	# A longjmp out of assembler of no known function (nocfi-jmp.c).
+	cc -O2 -rdynamic -o "$S/nocfi" "$MT_ROOT/tests/data/emu/nocfi-jmp.c"
+	strip -o "$S/nocfi-s" "$S/nocfi"
+	mt-capture run -q -b emulate --start-at main --ground-truth "$S/ngt" \
+	    -o "$S/n.snap" -- "$S/nocfi-s" > "$S/nrun.out"
+	mt-decode --stats -o "$S/n.ev" "$S/n.snap" 2> "$S/nstats"
+	"$MT_ROOT/tests/helpers/jump-oracle" "$S/ngt" "$S/n.ev" > "$S/noracle"
 }
 
 # mod PATH-SUFFIX: "START END PGOFF" of the first mapping of that file.
@@ -125,4 +135,29 @@ named() {
 	diff -u "$S/want" "$S/got"
 	# PLT0 has no symbol: it is named after the .plt FDE.
 	grep -q "^fn [0-9]* $(printf '0x%x' "$plt0") .*unknown%20fn%20" "$S/t.sym"
+}
+
+@test "mt-decode: a longjmp out of code of no known function into the middle of main is a jmp record, each round" {
+	[ "$(cat "$S/nrun.out")" = "4" ]	# the program ran its 4 rounds
+	grep -q '^errors: 0$' "$S/nstats"
+	# nl_longjmp has no symbol left and no FDE; main is in .dynsym
+	! nm -D "$S/nocfi-s" | grep -q nl_longjmp
+	! readelf --debug-dump=frames "$S/nocfi-s" | grep -q "pc=0*$(sym "$S/nocfi" nl_longjmp)\.\."
+	awk '$1 == "leave" { print "jmp", $2, $3 }' "$S/noracle" > "$S/nwant"
+	awk '$1 == "jmp" { print "jmp", $4, $5 }' "$S/n.ev" > "$S/ngot"
+	diff -u "$S/nwant" "$S/ngot"
+	# Among them the jump out of nl_longjmp into main, once per round.
+	local m b lj main msz from to n=0
+	m=($(awk '$1 == "mod" && $7 ~ /\/nocfi-s$/ { print $3, $5; exit }' "$S/n.ev"))
+	b=$((m[0] - m[1]))
+	lj=$((b + 0x$(sym "$S/nocfi" nl_longjmp)))
+	main=$((b + 0x$(sym "$S/nocfi" main)))
+	msz=$((0x$(nm -S --defined-only "$S/nocfi" | awk '$4 == "main" { print $2 }')))
+	while read -r from to; do
+		from=$((from)) to=$((to))
+		[ "$from" -gt "$lj" ] && [ "$from" -lt $((lj + 64)) ] &&
+		    [ "$to" -gt "$main" ] && [ "$to" -lt $((main + msz)) ] &&
+		    n=$((n + 1))
+	done < <(awk '$1 == "jmp" { print $4, $5 }' "$S/n.ev")
+	[ "$n" -eq 4 ]
 }
