@@ -170,8 +170,13 @@ struct mt_cap_backend_ops {
 				 * addresses are not the host process's) */
 	int trig_threads;	/* 1: uprobes bound to the targets' threads;
 				 * the backend calls mt_cap_trig_thread for
-				 * each new one before it runs.  0: uprobes
-				 * system-wide (pid -1) */
+				 * each new one before it runs, or sets
+				 * trig_forks.  0: uprobes system-wide
+				 * (pid -1) */
+	int trig_forks;		/* 1 (with trig_threads): the framework
+				 * binds each new thread of a target when
+				 * its sideband FORK record is read (live
+				 * PT, which has no hook of its own) */
 	/*
 	 * Optional, run mode: called in the forked child once the gate
 	 * opened, instead of execvp(argv).  Returns only on failure, with

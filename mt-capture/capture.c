@@ -90,7 +90,7 @@ struct mt_cap {
 	struct pollfd *pfd;	/* mt_cap_poll's fds, then as many ints */
 	size_t npfd;
 	size_t *fork_off;	/* per sideband ring: bytes scanned for
-				 * FORK records (adopt_forks) */
+				 * FORK records (scan_forks) */
 	size_t nfork_off;
 	size_t hits_dropped;	/* older hits forgotten (MAX_HITS) */
 
@@ -718,13 +718,21 @@ mt_cap_trim_sideband(struct mt_cap *c, uint64_t before)
 	return n;
 }
 
-/* Adopt the child processes the new sideband FORK records announce. */
+/*
+ * The new sideband FORK records: adopt the child processes they announce
+ * (per-CPU live PT follows them), and with trig_forks bind the trigger
+ * uprobes to each new thread of a target (the record comes after the
+ * clone: a hit of the thread before mt-capture reads it is not seen; the
+ * kernel still traps there, the thread's process having the breakpoint,
+ * but no event of that thread is scheduled to count it).
+ */
 static void
-adopt_forks(struct mt_cap *c)
+scan_forks(struct mt_cap *c)
 {
 	size_t r, n = mt_sbev_nrings(c->sb);
+	int bind = c->ops->trig_forks && c->trig != NULL;
 
-	if (!c->ptcfg.per_cpu)
+	if (!c->ptcfg.per_cpu && !bind)
 		return;
 	if (c->nfork_off < n) {
 		size_t *no = realloc(c->fork_off, n * sizeof(*no));
@@ -743,13 +751,25 @@ adopt_forks(struct mt_cap *c)
 
 		mt_sb_reader_init(&rd, w->p + c->fork_off[r], w->len -
 		    c->fork_off[r], mt_sbev_sample_type(c->sb), 1, 0);
-		while (mt_sb_next(&rd, &rec) == 0)
-			if (rec.type == MT_SB_FORK &&
-			    rec.u.task.pid != rec.u.task.ppid &&
+		while (mt_sb_next(&rd, &rec) == 0) {
+			if (rec.type != MT_SB_FORK)
+				continue;
+			if (rec.u.task.pid != rec.u.task.ppid &&
 			    target_index(c, (pid_t)rec.u.task.ppid) >= 0)
 				(void)adopt(c, (pid_t)rec.u.task.pid);
+			if (bind && target_index(c, (pid_t)rec.u.task.pid) >= 0)
+				(void)mt_cap_trig_thread(c,
+				    (pid_t)rec.u.task.tid);
+		}
 		c->fork_off[r] = w->len;
 	}
+}
+
+/* The longest mt_cap_poll() waits without draining the sideband. */
+static int
+poll_ms(const struct mt_cap *c)
+{
+	return c->ops->trig_forks && c->trig != NULL ? 10 : 100;
 }
 
 int
@@ -778,9 +798,14 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 			c->npfd = want;
 		}
 		fds = (int *)(void *)(pfd + c->npfd);
-		/* Wake at least every 100 ms to drain the sideband. */
-		if (timeout_ms < 0 || timeout_ms > 100)
-			timeout_ms = 100;
+		/*
+		 * Wake at least every 100 ms to drain the sideband; every
+		 * 10 ms while new threads are bound from its FORK records
+		 * (scan_forks), whose records wake no one: the kernel
+		 * counts wakeup_events in samples only (perf_output_sample).
+		 */
+		if (timeout_ms < 0 || timeout_ms > poll_ms(c))
+			timeout_ms = poll_ms(c);
 		if (c->has_deadline && ms_until(&c->deadline) < timeout_ms)
 			timeout_ms = ms_until(&c->deadline);
 		pfd[n].fd = g_wake_r;
@@ -815,7 +840,7 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 	if (c->sb != NULL && (rc = mt_sbev_drain(c->sb)) < 0)
 		return rc;
 	if (c->sb != NULL)
-		adopt_forks(c);
+		scan_forks(c);
 	if (c->has_deadline && ms_until(&c->deadline) == 0)
 		return MT_CAP_EV_DURATION;
 	if (reader_left(c))
@@ -1678,6 +1703,29 @@ arm_hw_triggers(struct mt_cap *c)
 	return 0;
 }
 
+/*
+ * trig_forks: a thread a target created after the trigger events were
+ * bound and before the sideband (whose FORK records bind the later
+ * ones) was opened gets its events now.
+ */
+static int
+bind_new_threads(struct mt_cap *c)
+{
+	pid_t tids[4096];
+	size_t i;
+	int k, j, rc;
+
+	if (!c->ops->trig_forks || c->trig == NULL)
+		return 0;
+	for (i = 0; i < c->ntargets; i++) {
+		k = mt_proc_threads(c->targets[i], tids, 4096);
+		for (j = 0; j < k; j++)
+			if ((rc = mt_cap_trig_thread(c, tids[j])) < 0)
+				return rc;
+	}
+	return 0;
+}
+
 static int
 setup_sideband(struct mt_cap *c)
 {
@@ -1709,9 +1757,11 @@ setup_sideband(struct mt_cap *c)
 
 /*
  * Descriptors: an event per (thread, CPU) for the sideband (and per-CPU
- * PT), per (trigger, CPU) for uprobes.  Raise the soft limit to the hard
- * one; refuse up front when even that is too low.  Threads created later
- * are not counted (inherited events need no new descriptor).
+ * PT), per (trigger, CPU) for uprobes, per (trigger, thread, CPU) when
+ * they are bound to the threads.  Raise the soft limit to the hard one;
+ * refuse up front when even that is too low.  Threads created later are
+ * not counted (inherited events need no new descriptor; bound uprobes
+ * do).
  */
 static int
 plan_fds(struct mt_cap *c, struct mt_perfenv *e)
@@ -1728,7 +1778,8 @@ plan_fds(struct mt_cap *c, struct mt_perfenv *e)
 		    4096) : 1;
 		threads += k > 0 ? (uint64_t)k : 1;
 	}
-	need = threads * (uint64_t)e->ncpus + c->plan.trig_rings +
+	need = threads * (uint64_t)e->ncpus + c->plan.trig_rings *
+	    (c->ops->trig_threads ? threads : 1) +
 	    (c->ptcfg.per_cpu ? threads * (uint64_t)e->ncpus :
 	    c->plan.pt_bufs * (1 + c->o->ntriggers)) + 64;
 	if (need <= e->nofile)
@@ -1914,7 +1965,8 @@ mt_cap_main(const struct mt_cap_opts *o)
 		goto out;
 	}
 	if (setup_targets(c) < 0 || plan_rings(c) < 0 ||
-	    setup_triggers(c) < 0 || setup_sideband(c) < 0)
+	    setup_triggers(c) < 0 || setup_sideband(c) < 0 ||
+	    bind_new_threads(c) < 0)
 		goto out;
 	for (i = 0; i < c->ntargets; i++) {
 		msg[0] = '\0';

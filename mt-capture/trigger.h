@@ -32,17 +32,18 @@
  *                    registers allow 4 per thread, and the events are
  *                    per thread (inherited by threads created later).
  *
- * Events: one uprobe event per (selector, CPU) with pid -1: the kernel
- * fires it in whichever thread of whichever process executes the
- * instruction, so threads created later and libraries loaded later are
- * covered; hits of processes that are not targets are ignored.  Why not
- * per target process: a uprobe event bound to a task fires only in that
- * thread, and one opened with inherit makes the target's clone() fail
- * (the child event would re-read attr.config1, a pointer into our address
- * space).  The price: while recording, other processes that run the same
- * function also take the uprobe trap.  The events are opened disabled and
- * enabled (mt_trig_enable) only once PT records, so no hit precedes the
- * trace.  Needs CAP_SYS_ADMIN (uprobes are
+ * Events: one uprobe event per (selector, thread, CPU), bound to the
+ * targets' threads (mt_trig_open with @tids, then mt_trig_add_thread for
+ * each thread that appears): the kernel's uprobe filter
+ * (__uprobe_perf_filter in kernel/trace/trace_uprobe.c: an event whose
+ * hw.target->mm is the mm that maps the file) then puts the int3 only into
+ * the targets' processes.  Not inherit: the child event's init
+ * (perf_uprobe_init) copies attr.config1, a pointer into our memory, as a
+ * user string in the child's context, and the target's clone() fails.
+ * With @tids NULL they are system-wide (pid -1): every process mapping the
+ * file takes the trap and hits of other processes are dropped.  The events
+ * are opened disabled and enabled (mt_trig_enable) only once PT records,
+ * so no hit precedes the trace.  Needs CAP_SYS_ADMIN (uprobes are
  * never allowed unprivileged).  Never prints.
  */
 #ifndef MT_CAPTURE_TRIGGER_H

@@ -61,8 +61,10 @@ teardown() {
 
 @test "mt-capture: aux_pause is the u32 at attr byte 116, and the snapshot says it was armed" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
-	run with_fakept -- mt-capture run --backend pt --trigger mt_test_hit \
-	    -o "$BATS_TEST_TMPDIR/p.snap" -- "$T/worker" 50
+	# (main: a hit in the thread bound before the exec, not in one
+	# bound from its FORK record when mt-capture reads it)
+	run with_fakept -- mt-capture run --backend pt --trigger main \
+	    -o "$BATS_TEST_TMPDIR/p.snap" -- "$T/worker"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
 	pt=$(awk '/^open pt /{print; exit}' "$L")
@@ -78,7 +80,7 @@ teardown() {
 @test "mt-capture on a 6.12 kernel: aux_pause is refused and the snapshot says so" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
 	run with_fakept FAKEPT_KERNEL=6.12 -- mt-capture run --backend pt \
-	    --trigger mt_test_hit -o "$BATS_TEST_TMPDIR/p.snap" -- "$T/worker" 50
+	    --trigger main -o "$BATS_TEST_TMPDIR/p.snap" -- "$T/worker"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
 	run mt-decode --info "$BATS_TEST_TMPDIR/p.snap"
@@ -88,9 +90,9 @@ teardown() {
 
 @test "mt-capture: with --multi-snapshot the snapshot says aux_pause was not used" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
-	run with_fakept -- mt-capture run --backend pt --trigger mt_test_hit \
+	run with_fakept -- mt-capture run --backend pt --trigger main \
 	    --multi-snapshot --max-snapshots 1 -o "$BATS_TEST_TMPDIR/p.snap" \
-	    -- "$T/worker" 50
+	    -- "$T/worker"
 	[ "$status" -eq 0 ]
 	run grep -c 'aux_action=2' "$L"
 	[ "$output" -eq 0 ]
@@ -268,6 +270,62 @@ ioctl_order() {
 	[ "$output" = "pt ENABLE,uprobe ENABLE,pt DISABLE,uprobe DISABLE,pt ENABLE,uprobe ENABLE,pt DISABLE,uprobe DISABLE,pt ENABLE,uprobe ENABLE,pt DISABLE,uprobe DISABLE,pt DISABLE" ]
 }
 
+# A line "PID TID" in file $1 (thrcos prints it).
+has_pid_line() {
+	grep -q '^[0-9]* [0-9]*$' "$1"
+}
+
+@test "mt-capture run: trigger uprobes are bound to the target's threads, one created while recording too; another process mapping the library keeps its code" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	D=$BATS_TEST_TMPDIR
+	mkfifo "$D/go" "$D/ready"
+	exec 5<>"$D/ready"
+	( rc=0
+	  with_fakept -- mt-capture run --backend pt --ready-fd 3 \
+	      --trigger libm.so.6:cos -o "$D/b.snap" -- "$T/thrcos" "$D/go" \
+	      3>"$D/ready" 2>"$D/cap.err" >"$D/cap.out" || rc=$?
+	  echo $rc > "$D/cap.status" ) &
+	b=
+	read -r -n 1 -t 60 -u 5 b || true
+	exec 5<&-
+	[ "$b" = r ]
+	# the thread the target started once recording ran
+	wait_for has_pid_line "$D/cap.out"
+	read -r pid tid < "$D/cap.out"
+	tpid=$pid
+	[ "$tid" != "$pid" ]
+	# bound to it from its sideband FORK record, on every CPU (as the
+	# main thread; not counting the aux_pause event in the PT group)
+	# (the shim logs an int -1 as 4294967295)
+	on_cpus="cpu=[0-9]+ group=(-1|4294967295) "
+	n=$(getconf _NPROCESSORS_CONF)
+	wait_for grep -qE "^open uprobe .* pid=$tid $on_cpus" "$L"
+	run grep -cE "^open uprobe .* pid=$tid $on_cpus" "$L"
+	[ "$output" -eq "$n" ]
+	run grep -cE "^open uprobe .* pid=$pid $on_cpus" "$L"
+	[ "$output" -eq "$n" ]
+	run grep -cE '^open uprobe .* pid=(-1|4294967295) ' "$L"
+	[ "$output" -eq 0 ]
+	# an unrelated process mapping libm sees cos's own first byte, no int3
+	peek=$("$T/peekcode" cos || echo failed)
+	echo x > "$D/go"
+	wait_for test -s "$D/cap.status"
+	[ "$(cat "$D/cap.status")" -eq 0 ]
+	[ "$(tail -1 "$D/cap.out")" = "1.878" ]
+	grep -q "wrote snapshot 0 (trigger)" "$D/cap.err"
+	off=$(sed -n "s/.*trigger 'libm.so.6:cos' is cos.*libm\.so\.6+0x\([0-9a-f]*\).*/\1/p" "$D/cap.err")
+	[ -n "$off" ]
+	[ "${peek%% *}" = "$off" ]
+	want=$(od -An -tx1 -j $((16#$off)) -N1 \
+	    "$(realpath /lib/x86_64-linux-gnu/libm.so.6)" | tr -d ' ')
+	[ "$want" != "cc" ]
+	[ "${peek#* }" = "$want" ]
+	# the hit is the new thread's
+	run mt-decode --info "$D/b.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"trigger libm.so.6:cos at 0x"*" thread $pid/$tid "* ]]
+}
+
 @test "mt-capture: the PT events' own records are drained as they come and stored as their thread's SIDEBAND" {
 	# 300 threads created 2 ms apart: 300 FORK records of 64 bytes in
 	# the fake PT event's 8 KiB data ring, which only periodic
@@ -373,7 +431,7 @@ is_exe() {
 	# program is bundled (from the sideband's MMAP2 of the child)
 	run with_fakept -- mt-capture run --all-threads --backend pt \
 	    --trigger "$T/worker:mt_test_hit" -o "$BATS_TEST_TMPDIR/w.snap" \
-	    -- "$T/forker" 0 "$T/worker" 100
+	    -- "$T/forker" 0 "$T/worker" 500
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
 	run mt-decode --info "$BATS_TEST_TMPDIR/w.snap"

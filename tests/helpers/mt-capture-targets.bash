@@ -9,6 +9,7 @@ build_targets() {
 	cc -O1 -g -o "$T/dl" "$MT_ROOT/tests/data/capture/dl.c" -ldl
 	cc -O1 -g -o "$T/fifocos" "$MT_ROOT/tests/data/capture/fifocos.c" -ldl
 	cc -O1 -g -o "$T/peekcode" "$MT_ROOT/tests/data/capture/peekcode.c" -ldl
+	cc -O1 -g -pthread -o "$T/thrcos" "$MT_ROOT/tests/data/capture/thrcos.c" -ldl
 }
 
 # start_capture ARGS...: run mt-capture ARGS in the background with
