@@ -546,6 +546,8 @@ mt_snap_write_fd(const struct mt_snap *s, int fd)
 		mt_wbuf_u64le(w, b->addr);
 		put_str(w, b->name);
 		put_bytes(w, b->data, b->len);
+		if (b->time != 0)	/* 1.1: absent means 0 */
+			mt_wbuf_u64le(w, b->time);
 		CHUNK(MT_SNAP_BLOB);
 	}
 	for (i = 0; i < s->nelfs; i++) {
@@ -729,6 +731,31 @@ get_str(struct mt_buf *b, char **out)
  * AUX chunk is then held once, not twice, while the snapshot is read.
  */
 #define BLOB_STEAL_MIN (64u << 10)
+/*
+ * The BLOB's u64 time after its data (format 1.1; absent: 0), read ahead
+ * of the data: @b then ends with the data, so that get_blob can take a
+ * large blob over from the payload.  Bytes after the time (a later
+ * minor's fields) are left out likewise.  Returns 0, or -MT_E_CORRUPT
+ * when the data's length is cut short.
+ */
+static int
+get_blob_time(struct mt_buf *b, uint64_t *time)
+{
+	uint64_t n;
+
+	*time = 0;
+	if (b->len < 8)
+		return -MT_E_CORRUPT;
+	n = mt_le64(b->p);
+	if (n > b->len - 8)
+		return -MT_E_CORRUPT;
+	if (b->len - 8 - n >= 8) {
+		*time = mt_le64(b->p + 8 + n);
+		b->len = 8 + (size_t)n;
+	}
+	return 0;
+}
+
 static int
 get_blob(struct mt_buf *b, uint8_t **out, uint64_t *len, uint8_t **pay)
 {
@@ -955,6 +982,7 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b,
 		GET(mt_buf_get_u32le(b, &d->kind));
 		GET(mt_buf_get_u64le(b, &d->addr));
 		GETA(get_str(b, &d->name));
+		GET(get_blob_time(b, &d->time));
 		return get_blob(b, &d->data, &d->len, pay);
 	}
 	case MT_SNAP_ELF: {

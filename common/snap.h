@@ -16,7 +16,7 @@
 
 #define MT_SNAP_MAGIC		"MTSNAP\r\n"	/* 8 bytes */
 #define MT_SNAP_MAJOR		1
-#define MT_SNAP_MINOR		0
+#define MT_SNAP_MINOR		1
 #define MT_SNAP_HDR_SIZE	32
 #define MT_SNAP_BUILD_ID_MAX	64
 #define MT_SNAP_MAX_FILTERS	4
@@ -186,6 +186,9 @@ struct mt_snap_blob {
 	char *name;		/* e.g. "[vdso]"; owned */
 	uint64_t len;
 	uint8_t *data;		/* owned */
+	uint64_t time;		/* perf ns from which these bytes are the
+				 * code at addr (JIT code written over
+				 * other code); 0: always (format 1.1) */
 };
 
 struct mt_snap_elf {

@@ -30,6 +30,7 @@ struct mt_emu_pt {
 	uint64_t psb_period;		/* bytes between PSBs */
 	/* State. */
 	int started;			/* a PSB+ was written */
+	int psb_due;			/* the next enable writes PSB+ */
 	int enabled;			/* PacketEn */
 	uint64_t last_ip;		/* IP compression reference */
 	uint64_t tnt;			/* pending TNT bits, newest lowest */
@@ -256,6 +257,7 @@ put_psb(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 		return rc;
 	pt->cyc_last = tsc;
 	pt->started = 1;
+	pt->psb_due = 0;
 	pt->psb_bytes = pt->bytes;
 	return drain(pt);
 }
@@ -343,8 +345,8 @@ mt_emu_pt_enable(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	 * stretch a fresh PSB+ (TSC, TMA) keeps the decoder's clock right.
 	 */
 	gap = pt->mtc_on ? (ctc_of(tsc) >> pt->mtc_freq) - pt->mtc_last : 0;
-	if (!pt->started || gap >= 128 || pt->bytes - pt->psb_bytes >=
-	    pt->psb_period) {
+	if (!pt->started || pt->psb_due || gap >= 128 ||
+	    pt->bytes - pt->psb_bytes >= pt->psb_period) {
 		pt->enabled = 0;
 		if ((rc = put_psb(pt, ip, tsc)) < 0)
 			return rc;
@@ -464,6 +466,22 @@ int
 mt_emu_pt_flush(struct mt_emu_pt *pt)
 {
 	return flush_tnt(pt);
+}
+
+int
+mt_emu_pt_sync(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
+{
+	int rc;
+
+	/* The pending bits keep the time they had. */
+	if ((rc = flush_tnt(pt)) < 0)
+		return rc;
+	clock_to(pt, tsc);
+	if (!pt->enabled) {
+		pt->psb_due = 1;
+		return 0;
+	}
+	return put_psb(pt, ip, pt->tsc_last);
 }
 
 int

@@ -92,6 +92,14 @@ int mt_emu_pt_branch(struct mt_emu_pt *pt, enum mt_emu_pt_ev ev,
 int mt_emu_pt_tick(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc);
 /* Write pending TNT bits (before a snapshot is read). */
 int mt_emu_pt_flush(struct mt_emu_pt *pt);
+/*
+ * The code at @ip changed since this thread last ran there (JIT code
+ * written over other code, qemu backend): pending TNT bits out with the
+ * time they had, then PSB+ with the full TSC of @tsc and FUP(@ip), so a
+ * decoder knows the exact time before the instruction at @ip (when not
+ * enabled, the next enable writes the PSB+).
+ */
+int mt_emu_pt_sync(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc);
 /* 1 while packet generation is enabled (between enable and disable). */
 int mt_emu_pt_enabled(const struct mt_emu_pt *pt);
 /* Bytes written to the sink so far. */

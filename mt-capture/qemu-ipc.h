@@ -94,11 +94,16 @@ struct mtq_ring {
 	_Atomic uint64_t tsc;		/* its virtual clock */
 };
 
-/* A code record in code.N: the header, then len bytes. */
+/* A code record in DIR/code: the header, then len bytes. */
+#define MTQ_CODE_MAX	4096	/* bytes of one record, at most */
+
 struct mtq_code {
 	uint64_t addr;		/* guest address of the first byte */
 	uint32_t len;		/* bytes that follow */
 	uint32_t pad;		/* 0 */
+	uint64_t since;		/* clock tick from which they are the code
+				 * at addr (JIT code written over other
+				 * code); 0: always (qemu/qcode.h) */
 };
 
 /*

@@ -589,6 +589,7 @@ struct coderec {
 	uint64_t addr;		/* guest address */
 	uint32_t len;
 	size_t off;		/* of the bytes in the code file */
+	uint64_t since;		/* tick from which they are the code there */
 };
 
 static int
@@ -596,6 +597,8 @@ cmp_rec(const void *a, const void *b)
 {
 	const struct coderec *x = a, *y = b;
 
+	if (x->since != y->since)
+		return x->since < y->since ? -1 : 1;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	return x->off < y->off ? -1 : x->off > y->off;
@@ -610,9 +613,12 @@ cmp_off(const void *a, const void *b)
 }
 
 /*
- * Code translated outside file mappings (JIT): one JIT BLOB per run of
- * touching or overlapping blocks; where blocks overlap, the bytes of the
- * one translated last win.
+ * Code translated outside file mappings (JIT): one JIT BLOB per time
+ * (qemu/qcode.h: JIT code written over other code has a time from which
+ * it is the code there, the rest 0) and run of touching or overlapping
+ * blocks of that time; where blocks overlap, the bytes of the one
+ * translated last win.  The BLOB's time is still a tick here
+ * (qemu_annotate converts it).
  */
 static int
 add_code_blobs(struct mt_snap *s, pid_t pid, const char *dir)
@@ -641,6 +647,7 @@ add_code_blobs(struct mt_snap *s, pid_t pid, const char *dir)
 		recs[n].addr = h.addr;
 		recs[n].len = h.len;
 		recs[n].off = off + sizeof(h);
+		recs[n].since = h.since;
 		n++;
 		off += sizeof(h) + h.len;
 	}
@@ -649,7 +656,8 @@ add_code_blobs(struct mt_snap *s, pid_t pid, const char *dir)
 	for (i = 0; i < n && rc == 0; i = j) {
 		uint64_t end = recs[i].addr + recs[i].len;
 
-		for (j = i + 1; j < n && recs[j].addr <= end; j++)
+		for (j = i + 1; j < n && recs[j].since == recs[i].since &&
+		    recs[j].addr <= end; j++)
 			if (recs[j].addr + recs[j].len > end)
 				end = recs[j].addr + recs[j].len;
 		memset(&b, 0, sizeof(b));
@@ -658,6 +666,7 @@ add_code_blobs(struct mt_snap *s, pid_t pid, const char *dir)
 		b.addr = recs[i].addr;
 		b.name = (char *)(uintptr_t)"[jit]";
 		b.len = end - b.addr;
+		b.time = recs[i].since;
 		if ((b.data = calloc(1, (size_t)b.len)) == NULL) {
 			rc = -MT_E_NOMEM;
 			break;
@@ -777,6 +786,12 @@ qemu_annotate(struct mt_cap *c, struct mt_snap *s)
 	for (i = 0; i < s->ntriggers; i++)
 		s->triggers[i].time = mt_snap_tsc_to_ns(&s->timeconv,
 		    s->triggers[i].time);
+	/* JIT code written over other code, from its tick on. */
+	for (i = 0; i < s->nblobs; i++)
+		if (s->blobs[i].kind == MT_SNAP_BLOB_JIT &&
+		    s->blobs[i].time != 0)
+			s->blobs[i].time = mt_snap_tsc_to_ns(&s->timeconv,
+			    s->blobs[i].time);
 	/* When each library was mapped, on this clock (dlclose, dlopen). */
 	snprintf(path, sizeof(path), "%s/maps", q->dir);
 	if ((log = slurp_file(path, &n)) != NULL) {

@@ -648,6 +648,14 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		if (t > b->now)
 			b->now = t;
 		/*
+		 * Code replaced at this time (a JIT's, epochs.h): the
+		 * qemu backend writes a PSB+ where a thread first runs the
+		 * new code, whose TSC is the only exact time before it.
+		 */
+		if (b->now >= b->img_next && b->dec != NULL &&
+		    dec_set_image(b) < 0)
+			return -MT_E_NOMEM;
+		/*
 		 * An event belongs to the thread running at its time: the
 		 * enable that starts a thread's run on this CPU comes
 		 * before the run's first block.

@@ -904,7 +904,8 @@ image_add_blobs(struct image_set *is)
 		    b->len, b->addr);
 		if (isid < 0)
 			return -MT_E_IPT;
-		rc = image_map(is, b->pid, isid, 0);
+		/* JIT code written over other code: from its time on */
+		rc = image_map(is, b->pid, isid, b->time);
 		if (rc < 0)
 			return rc;
 		/* Adjacent pieces of one named blob make one module. */

@@ -197,11 +197,17 @@ info_print(FILE *fp, const struct mt_snap *s, const char *name)
 			bytes += s->blobs[i].len;
 		fprintf(fp, "code blobs: %zu, %" PRIu64 " bytes\n", s->nblobs,
 		    bytes);
-		for (i = 0; i < s->nblobs && i < 8; i++)
+		for (i = 0; i < s->nblobs && i < 8; i++) {
 			fprintf(fp, "  blob kind %u pid %u 0x%" PRIx64 " %"
-			    PRIu64 " bytes %s\n", s->blobs[i].kind,
+			    PRIu64 " bytes %s", s->blobs[i].kind,
 			    s->blobs[i].pid, s->blobs[i].addr, s->blobs[i].len,
 			    s->blobs[i].name);
+			/* JIT code written over other code (format 1.1) */
+			if (s->blobs[i].time != 0)
+				fprintf(fp, " from time %" PRIu64,
+				    s->blobs[i].time);
+			fputc('\n', fp);
+		}
 		if (s->nblobs > 8)
 			fprintf(fp, "  ... %zu more\n", s->nblobs - 8);
 	}

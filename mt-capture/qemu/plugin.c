@@ -69,6 +69,8 @@ struct blk {
 	uint8_t cls;		/* enum mt_emu_cls of the last one */
 	uint8_t rep;		/* it has a rep prefix */
 	uint8_t disp0;		/* a call to the next instruction */
+	uint64_t since;		/* JIT code: the clock from which its bytes
+				 * are the code there (qcode.h), else 0 */
 };
 
 /* A guest thread. */
@@ -85,6 +87,8 @@ struct vst {
 	int started;		/* its first block ran */
 	int idx;		/* ring.N */
 	FILE *gt;		/* ground-truth log, or NULL */
+	uint64_t gen;		/* g_jit_gen when it last looked */
+	uint64_t synced;	/* the latest JIT version time it ran */
 };
 
 struct opts {
@@ -107,6 +111,7 @@ static uint64_t g_clone_tsc;	/* creator's clock at the last clone */
 static int g_nthreads;		/* vCPUs seen */
 static pid_t g_pid;		/* the process the rings belong to */
 static struct mt_emu_code *g_code;	/* capstone for classification */
+static uint64_t g_jit_gen;	/* new versions of JIT code so far */
 
 static void
 gt(struct vst *v, const char *kind, uint64_t from, uint64_t to)
@@ -432,6 +437,21 @@ follow(struct vst *v, const struct blk *p, uint64_t next)
 	mt_emu_pt_enable(pt, next, v->tsc);
 }
 
+/*
+ * @v is about to run @b, JIT code of a version it has not run yet
+ * (qcode.h): its clock moves up to the version's time if it is behind
+ * (threads have clocks of their own), so that the PSB+ written before
+ * the block (mt_emu_pt_sync, or the enable of a new thread) dates it at
+ * or after that time, and a decoder takes the new bytes from there on.
+ */
+static void
+jit_sync(struct vst *v, const struct blk *b)
+{
+	if (v->tsc < b->since)
+		v->tsc = b->since;
+	v->synced = b->since;
+}
+
 static void
 tb_exec(unsigned int vcpu, void *udata)
 {
@@ -446,6 +466,9 @@ tb_exec(unsigned int vcpu, void *udata)
 		thread_start(v);
 		if (v->off)
 			return;
+		v->gen = __atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST);
+		if (b->since > v->synced)
+			jit_sync(v, b);	/* the enable writes PSB+ */
 		gt(v, "start", 0, b->pc);
 		mt_emu_pt_enable(v->pt, b->pc, v->tsc);
 	} else {
@@ -457,7 +480,20 @@ tb_exec(unsigned int vcpu, void *udata)
 			if (v->off)
 				return;
 		}
+		/*
+		 * JIT code was written over other code: this thread's
+		 * pending branches (perhaps the old code's) go out now,
+		 * with the times they had, all before the new code's.
+		 */
+		if (__atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST) != v->gen) {
+			v->gen = __atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST);
+			mt_emu_pt_flush(v->pt);
+		}
 		follow(v, v->prev, b->pc);
+		if (b->since > v->synced) {
+			jit_sync(v, b);
+			mt_emu_pt_sync(v->pt, b->pc, v->tsc);
+		}
 		mt_emu_pt_tick(v->pt, b->pc, v->tsc);
 	}
 	if (atomic_load_explicit(&g_ctl->req, memory_order_relaxed) !=
@@ -587,6 +623,45 @@ syscall_return(qp_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
 
 /* ---- translation ---- */
 
+/* Ticks another thread's clock may be read behind: it is read without a
+ * lock, a block or two late, and QEMU blocks hold at most 512
+ * instructions. */
+#define JIT_SKEW	2048
+
+/*
+ * The time of a new version of JIT code (qcode.h), translated now by
+ * the calling thread, which runs it next.  The version count changes
+ * first: every other thread, at its next block, writes its pending
+ * branches with the times they had (tb_exec), so none of the old code's
+ * is dated later than its clock now.  The time is then the latest clock:
+ * the translating thread's own (its old code ran before it), another
+ * thread's plus JIT_SKEW.  A thread runs the new code only once its clock
+ * has reached that time and a PSB+ has said so (jit_sync).
+ */
+static uint64_t
+jit_version(void)
+{
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	uint64_t t = 1, c;
+	size_t i;
+
+	__atomic_add_fetch(&g_jit_gen, 1, __ATOMIC_SEQ_CST);
+	if (g_o.host_clock)
+		return __rdtsc();
+	for (i = 0; i < MAX_VCPUS; i++) {
+		const struct vst *v = g_v[i];
+
+		if (v == NULL || v->off || !v->started || v->hdr == NULL)
+			continue;
+		c = __atomic_load_n(&v->tsc, __ATOMIC_RELAXED);
+		if (v->hdr->tid != tid)
+			c += JIT_SKEW;
+		if (c > t)
+			t = c;
+	}
+	return t;
+}
+
 static void
 tb_trans(qp_id_t id, struct qemu_plugin_tb *tb)
 {
@@ -613,7 +688,7 @@ tb_trans(qp_id_t id, struct qemu_plugin_tb *tb)
 	b->last = qemu_plugin_insn_vaddr(last);
 	b->ninsns = (uint32_t)n;
 	qm_block(b->pc, qemu_plugin_insn_haddr(qemu_plugin_tb_get_insn(tb, 0)),
-	    code, len);
+	    code, len, jit_version, &b->since);
 	memset(&in, 0, sizeof(in));
 	if (mt_emu_code_classify(g_code, qemu_plugin_insn_data(last),
 	    qemu_plugin_insn_size(last), b->last, &in) < 0)

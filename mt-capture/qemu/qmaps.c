@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "qcode.h"
 #include "qemu-ipc.h"
 #include "qmaps.h"
 
@@ -207,16 +208,17 @@ rescan(void)
 }
 
 static void
-put_code(uint64_t vaddr, const uint8_t *code, size_t len)
+put_code(uint64_t vaddr, const uint8_t *code, size_t len, uint64_t since)
 {
 	struct mtq_code rec;
-	uint8_t buf[sizeof(rec) + 4096];
+	uint8_t buf[sizeof(rec) + MTQ_CODE_MAX];
 
-	if (g_code_fd < 0 || len == 0 || len > 4096)
+	if (g_code_fd < 0 || len == 0 || len > MTQ_CODE_MAX)
 		return;
 	memset(&rec, 0, sizeof(rec));
 	rec.addr = vaddr;
 	rec.len = (uint32_t)len;
+	rec.since = since;
 	memcpy(buf, &rec, sizeof(rec));
 	memcpy(buf + sizeof(rec), code, len);
 	/* One write with O_APPEND: records never interleave. */
@@ -224,7 +226,8 @@ put_code(uint64_t vaddr, const uint8_t *code, size_t len)
 }
 
 int
-qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code, size_t len)
+qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code, size_t len,
+    uint64_t (*version)(void), uint64_t *since)
 {
 	uint64_t h = (uint64_t)(uintptr_t)haddr;
 	const struct range *r;
@@ -240,8 +243,11 @@ qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code, size_t len)
 		r = find_range(h);
 		changed = 1;
 	}
-	if (r == NULL || r->path[0] != '/')
-		put_code(vaddr, code, len);
+	*since = 0;
+	if ((r == NULL || r->path[0] != '/') && len <= MTQ_CODE_MAX) {
+		*since = qc_block(vaddr, code, len, version);
+		put_code(vaddr, code, len, *since);
+	}
 	pthread_mutex_unlock(&g_lock);
 	return changed;
 }

@@ -42,12 +42,13 @@ device_node() {
 	mknod "$1" c 1 7	# the same device as /dev/full
 }
 
-# A snapshot whose file header says major version $2 (from snapshot $1).
-# The major version is u16 LE at offset 8 and is checked before the
-# header checksum, as docs/formats/snapshot.md says readers must.
+# A snapshot whose file header says version $2.0 (from snapshot $1).
+# The major and minor versions are u16 LE at offsets 8 and 10 and are
+# checked before the header checksum, as docs/formats/snapshot.md says
+# readers must.
 newer_major() {
 	cp "$1" "$3"
-	printf "$(printf '\\x%02x\\x%02x' $(($2 & 255)) $(($2 >> 8)))" |
+	printf "$(printf '\\x%02x\\x%02x\\x00\\x00' $(($2 & 255)) $(($2 >> 8)))" |
 		dd of="$3" bs=1 seek=8 conv=notrunc status=none
 }
 

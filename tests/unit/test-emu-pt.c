@@ -296,6 +296,54 @@ psb_period_and_mtc(void)
 	mt_emu_pt_free(pt);
 }
 
+/*
+ * New code at an address (JIT code rewritten): the pending TNT bits go
+ * out with the CYC of their own time, then PSB+ with the new time's full
+ * TSC and FUP at the new code; while disabled, the next enable writes
+ * the PSB+ instead of only TIP.PGE.
+ */
+static void
+sync_dates_old_bits_then_psb_at_new_code(void)
+{
+	struct out o = { .len = 0 };
+	uint64_t cfg = MT_EMU_DEFAULT_CONFIG | 2;	/* with CYC */
+	struct mt_emu_pt *pt = mt_emu_pt_new(cfg, sink, &o);
+	struct pt_packet pk[32];
+	size_t n, i, psb = 0, tnt = 0;
+
+	CHECK(pt != NULL);
+	CHECK(mt_emu_pt_enable(pt, 0x401000, 1000) == 0);
+	CHECK(mt_emu_pt_branch(pt, MT_EMU_PT_COND, 0x401000, 2, 0x401010, 0,
+	    1005) == 0);
+	CHECK(mt_emu_pt_sync(pt, 0x7f0000000000, 1020) == 0);
+	n = packets(&o, pk, 32);
+	for (i = 1; i < n; i++)
+		if (pk[i].type == ppt_psb)
+			psb = i;
+		else if (pk[i].type == ppt_tnt_8)
+			tnt = i;
+	CHECK(tnt > 0 && psb > tnt);
+	/* 5 cycles after the enable's CYC-less PSB+ at 1000: 1005 */
+	CHECK(tnt > 0 && pk[tnt - 1].type == ppt_cyc &&
+	    pk[tnt - 1].payload.cyc.value == 5);
+	CHECK(psb > 0 && psb + 5 < n && pk[psb + 1].type == ppt_tsc &&
+	    pk[psb + 1].payload.tsc.tsc == 1020);
+	for (i = psb; i < n && pk[i].type != ppt_fup; i++)
+		;
+	CHECK(i < n && pk[i].payload.ip.ip == 0x7f0000000000);
+	/* disabled: the PSB+ comes with the next enable */
+	o.len = 0;
+	CHECK(mt_emu_pt_disable(pt, 1030) == 0);
+	CHECK(mt_emu_pt_sync(pt, 0x7f0000000000, 1040) == 0);
+	CHECK_EQ_U64(packets(&o, pk, 32), 2);	/* CYC, TIP.PGD */
+	o.len = 0;
+	CHECK(mt_emu_pt_enable(pt, 0x7f0000000000, 1050) == 0);
+	n = packets(&o, pk, 32);
+	CHECK(n > 2 && pk[0].type == ppt_psb && pk[1].type == ppt_tsc &&
+	    pk[1].payload.tsc.tsc == 1050 && pk[n - 1].type == ppt_tip_pge);
+	mt_emu_pt_free(pt);
+}
+
 int
 main(void)
 {
@@ -307,5 +355,6 @@ main(void)
 	TEST(call_to_next_insn_and_noretcomp);
 	TEST(disable_async_and_reenable);
 	TEST(psb_period_and_mtc);
+	TEST(sync_dates_old_bits_then_psb_at_new_code);
 	return tap_done();
 }

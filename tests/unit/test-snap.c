@@ -51,7 +51,7 @@ fill(struct mt_snap *s)
 	static uint8_t code[] = { 0xc3 };
 	struct mt_snap_blob bl = { .pid = 42, .kind = MT_SNAP_BLOB_VDSO,
 	    .addr = 0x7fff0000, .name = S("[vdso]"), .len = 1,
-	    .data = code };
+	    .data = code, .time = 123456789 };
 	static uint8_t elf[] = { 0x7f, 'E', 'L', 'F' };
 	struct mt_snap_elf e = { .build_id_len = 2, .build_id = { 1, 2 },
 	    .path = S("/lib/x.so"), .len = 4, .data = elf };
@@ -145,7 +145,8 @@ roundtrip_every_chunk(void)
 	CHECK(r.nsideband == 1 && r.sideband[0].sample_type == 0x10087);
 	CHECK(r.ntriggers == 1 && r.triggers[0].ip == 0x401136);
 	CHECK_STR(r.ntriggers ? r.triggers[0].what : NULL, "libm.so.6:cos");
-	CHECK(r.nblobs == 1 && r.blobs[0].data[0] == 0xc3);
+	CHECK(r.nblobs == 1 && r.blobs[0].data[0] == 0xc3 &&
+	    r.blobs[0].time == 123456789);
 	CHECK(r.nelfs == 1 && r.elfs[0].len == 4);
 	CHECK(r.ntexts == 1 && r.texts[0].len == 11);
 	CHECK_STR(r.ntexts ? r.texts[0].data : NULL, "1000 10 jit");
@@ -490,6 +491,59 @@ huge_length_from_a_pipe_is_truncation_not_allocation(void)
 	mt_wbuf_release(&w);
 }
 
+/*
+ * A BLOB of format 1.0 (nothing after the data) reads with time 0; one
+ * of 1.1 with its time, also when the data is large enough to be taken
+ * over from the payload, and when a later minor appends more after it.
+ */
+static void
+blob_time_absent_present_and_extended(void)
+{
+	static uint8_t pay[28 + 70000 + 16];
+	size_t big, ext, n;
+	struct mt_snap_diag d;
+	struct mt_snap r;
+	struct mt_wbuf w;
+	uint8_t cnt[8];
+
+	for (big = 0; big < 2; big++)
+		for (ext = 0; ext < 3; ext++) {
+			uint64_t len = big ? 70000 : 3;
+
+			memset(pay, 0, sizeof(pay));
+			mt_put_le32(pay, 7);			/* pid */
+			mt_put_le32(pay + 4, MT_SNAP_BLOB_JIT);	/* kind */
+			mt_put_le64(pay + 8, 0x1000);		/* addr */
+			mt_put_le32(pay + 16, 0);		/* name "" */
+			mt_put_le64(pay + 20, len);
+			pay[28] = 0xc3;
+			pay[28 + len - 1] = 0x90;
+			n = 28 + (size_t)len;
+			if (ext > 0) {				/* 1.1 */
+				mt_put_le64(pay + n, 555);
+				n += 8;
+			}
+			if (ext > 1) {				/* later */
+				mt_put_le64(pay + n, 0xdeadbeef);
+				n += 8;
+			}
+			mt_wbuf_init(&w);
+			header(&w, 1);
+			raw_chunk(&w, MT_SNAP_BLOB, 0, pay, n);
+			mt_put_le64(cnt, 1);
+			raw_chunk(&w, MT_SNAP_END, 0, cnt, 8);
+			mt_snap_init(&r);
+			CHECK(mt_snap_read_mem(&r, w.p, w.len, &d) == 0);
+			CHECK(r.nblobs == 1 && r.blobs[0].len == len &&
+			    r.blobs[0].data[0] == 0xc3 &&
+			    r.blobs[0].data[len - 1] == 0x90);
+			CHECK_EQ_U64(r.nblobs ? r.blobs[0].time : 1,
+			    ext ? 555 : 0);
+			mt_snap_release(&r);
+			mt_wbuf_release(&w);
+		}
+}
+
 int
 main(void)
 {
@@ -503,5 +557,6 @@ main(void)
 	TEST(reads_from_a_pipe);
 	TEST(huge_length_from_a_pipe_is_truncation_not_allocation);
 	TEST(large_blobs_roundtrip);
+	TEST(blob_time_absent_present_and_extended);
 	return tap_done();
 }

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test target of tests/mt-decode-epochs.bats: JIT code replaced at the
+ * same address.  It writes function A into an anonymous RWX page and
+ * calls it, then writes function B over it (other instruction
+ * boundaries, another callee, no loop) and calls that, and so on for a
+ * few rounds, A and B taking turns.  A calls cb_a three times in a loop;
+ * B calls cb_b twice.  It counts the calls itself and prints them with
+ * the addresses: a decoder that takes B's bytes for A's (or A's for B's)
+ * decodes other calls, or fails.
+ *
+ * Usage: jitswap [N M ...]: call A N times, then B M times, ... (up to 64
+ * rounds; default 5 4 3 2).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static volatile int calls_a, calls_b;
+
+__attribute__((noinline)) void
+cb_a(int x)
+{
+	calls_a += x > 0;
+}
+
+__attribute__((noinline)) void
+cb_b(int x)
+{
+	calls_b += x > 0;
+}
+
+/* movabs $fn, %rax; call *%rax */
+static unsigned char *
+emit_call(unsigned char *p, void (*fn)(int))
+{
+	unsigned long long a = (unsigned long long)(unsigned long)fn;
+
+	*p++ = 0x48;
+	*p++ = 0xb8;
+	memcpy(p, &a, 8);
+	p += 8;
+	*p++ = 0xff;
+	*p++ = 0xd0;
+	return p;
+}
+
+/* A: push %rbx; mov $3,%ebx; 1: mov %ebx,%edi; call cb_a; dec %ebx;
+ * jnz 1b; pop %rbx; ret */
+static void
+write_a(void *code)
+{
+	unsigned char *p = code, *loop;
+
+	*p++ = 0x53;
+	*p++ = 0xbb;
+	*p++ = 3; *p++ = 0; *p++ = 0; *p++ = 0;
+	loop = p;
+	*p++ = 0x89;
+	*p++ = 0xdf;
+	p = emit_call(p, cb_a);
+	*p++ = 0xff;
+	*p++ = 0xcb;
+	*p++ = 0x75;
+	*p = (unsigned char)(loop - (p + 1));
+	p++;
+	*p++ = 0x5b;
+	*p++ = 0xc3;
+}
+
+/* B: xchg %ax,%ax; sub $8,%rsp; mov $7,%edi; call cb_b; call cb_b;
+ * add $8,%rsp; ret */
+static void
+write_b(void *code)
+{
+	static const unsigned char sub[] = { 0x66, 0x90, 0x48, 0x83, 0xec,
+	    0x08, 0xbf, 7, 0, 0, 0 };
+	static const unsigned char add[] = { 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	unsigned char *p = code;
+
+	memcpy(p, sub, sizeof(sub));
+	p = emit_call(p + sizeof(sub), cb_b);
+	p = emit_call(p, cb_b);
+	memcpy(p, add, sizeof(add));
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const dflt[] = { "5", "4", "3", "2" };
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE |
+	    PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const char *const *rounds = argc > 1 ? (const char *const *)argv + 1 :
+	    dflt;
+	int n = argc > 1 ? argc - 1 : 4, i, k, calls_jit = 0;
+	static uint64_t img[2][8];	/* A's and B's 64 bytes */
+	int cnt[64];			/* calls of each round */
+	void (*fn)(void);
+
+	if (code == MAP_FAILED || n > 64)
+		return 1;
+	for (i = 0; i < n; i++)
+		cnt[i] = atoi(rounds[i]);
+	*(void **)&fn = code;
+	memset(img, 0xcc, sizeof(img));
+	write_a(img[0]);
+	write_b(img[1]);
+	for (i = 0; i < n; i++) {
+		/*
+		 * Plain stores, no call: from the old code's last branch
+		 * to the new code's first the trace has no other packet.
+		 */
+		for (k = 0; k < 8; k++)
+			((volatile uint64_t *)code)[k] = img[i % 2][k];
+		for (k = cnt[i]; k > 0; k--) {
+			fn();
+			calls_jit++;
+		}
+	}
+	printf("calls-jit %d\ncalls-a %d\ncalls-b %d\njit %p\ncb-a %p\n"
+	    "cb-b %p\n", calls_jit, calls_a, calls_b, (void *)code,
+	    (void *)cb_a, (void *)cb_b);
+	return 0;
+}
