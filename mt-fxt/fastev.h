@@ -2,8 +2,9 @@
 /*
  * mt-fxt's fast path for the lines that are nearly all of a stream:
  * events without string fields (call, ret, jmp, br, syscall, sysret, irq,
- * iret, enable, overflow, end) written the plain way, single spaces and
- * an optional @LOC per address.  A line is accepted only when
+ * iret, enable, overflow, end) and `disable` with one of events.md's
+ * reasons, written the plain way, single spaces and an optional @LOC per
+ * address.  A line is accepted only when
  * mt_evr_next() would read the very same record from it; anything else
  * (comments, tabs, CR, leading zeros in a tid, upper-case 0X, extra or
  * malformed fields, errors) is left to the full reader of

@@ -6,7 +6,7 @@
 #include "grow.h"
 
 int
-fxt_grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+fxt_grow_to(void **p, uint32_t *cap, uint32_t need, size_t elem)
 {
 	uint32_t ncap;
 	void *np;

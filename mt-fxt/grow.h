@@ -11,6 +11,13 @@
  * doubling its capacity.  New elements are not initialised.
  * Returns 0, or -MT_E_NOMEM (the array is then unchanged).
  */
-int fxt_grow(void **p, uint32_t *cap, uint32_t need, size_t elem);
+int fxt_grow_to(void **p, uint32_t *cap, uint32_t need, size_t elem);
+
+/* The common case, room already there, without a call. */
+static inline int
+fxt_grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	return need <= *cap ? 0 : fxt_grow_to(p, cap, need, elem);
+}
 
 #endif /* MT_FXT_GROW_H */

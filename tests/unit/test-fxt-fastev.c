@@ -48,8 +48,9 @@ same(const struct mt_ev *a, const struct mt_ev *b)
 	    a->tid == b->tid && a->id == b->id && a->addr[0] == b->addr[0] &&
 	    a->addr[1] == b->addr[1] && a->loc[0] == b->loc[0] &&
 	    a->loc[1] == b->loc[1] && a->num == b->num &&
-	    a->str[0] == NULL && b->str[0] == NULL && a->str[1] == NULL &&
-	    b->str[1] == NULL && a->nframes == b->nframes;
+	    (a->str[0] == NULL ? b->str[0] == NULL :
+	    b->str[0] != NULL && strcmp(a->str[0], b->str[0]) == 0) &&
+	    a->str[1] == NULL && b->str[1] == NULL && a->nframes == b->nframes;
 }
 
 /* Fast accepts @s => full reads the same record.  Returns fast's answer. */
@@ -84,6 +85,13 @@ static const char *const good[] = {
 	"end 16 1",
 	"end 0 0",
 	"call 007 1 0x1 0x2",
+	"disable 56 0 0x474014 filter @10",
+	"disable 1 2 0x1 syscall",
+	"disable 123456789012 3 0xffffffff81000000 async @4",
+	"disable 9 1 0x401000 uprobe @3",
+	"disable 9 1 0x401000 other",
+	"call 123456789 12345678 0x123456789abcdef0 0xfedcba9876543210 @12345678 @1",
+	"ret 1234567890123456789 4294967295 0x1 0x2",
 };
 
 static const char *const bad[] = {
@@ -108,6 +116,14 @@ static const char *const bad[] = {
 	"end 1 ",
 	"trigger 1 2 0x1 cos",
 	"disable 1 2 0x1 tip.pge",
+	"disable 1 2 0x1 filterx",
+	"disable 1 2 0x1 filter junk",
+	"disable 1 2 0x1 filter @1 @2",
+	"disable 1 2 0x1",
+	"disable 1 2 0x1 ",
+	"disable 1 2 0x1 fil%74er",
+	"call 123456789 1 0x1 0x2 @123456789012",
+	"ret 12345678901234567890 1 0x1 0x2",
 	"error 1 2 0x1 5 bad",
 	"thread 1 1 main",
 	"calls 1 2 0x1 0x2",
@@ -169,7 +185,7 @@ stays_within_the_line(void)
 static void
 random_mutations_agree(void)
 {
-	static const char alphabet[] = " \t\r@xX0123456789aAfFg#-:";
+	static const char alphabet[] = " \t\r@xX0123456789aAfFg#-:/%";
 	char b[128];
 	int n = 0, accepted = 0, i;
 
