@@ -92,23 +92,64 @@ end:
 	return p;
 }
 
+/*
+ * How many of the 8 bytes of @w (the first byte lowest) are hex digits
+ * before the first that is not; *@nib gets each byte's digit value.
+ * The compares add to the low 7 bits of each byte, so no byte carries
+ * into the next; a byte with its top bit set is no digit.
+ */
+static inline unsigned
+hex8(uint64_t w, uint64_t *nib)
+{
+	uint64_t lo = w & 0x7f * ONES, lc = lo | 0x20 * ONES;
+	uint64_t dig = (lo + (0x80 - '0') * ONES) &
+	    ~(lo + (0x80 - '9' - 1) * ONES);
+	uint64_t let = (lc + (0x80 - 'a') * ONES) &
+	    ~(lc + (0x80 - 'f' - 1) * ONES) & HIGHS;
+	uint64_t bad = (~(dig | let) | w) & HIGHS;
+
+	*nib = (w & 0x0f * ONES) + (let >> 7) * 9;
+	return bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+}
+
+/* Value of the first @n (1 to 8) digits of @nib, the first the highest. */
+static inline uint64_t
+hexvalue8(uint64_t nib, unsigned n)
+{
+	uint64_t v = __builtin_bswap64(nib << 8 * (8 - n));
+
+	/* Byte k holds the digit of weight 16^k: pack pairs, quads, all. */
+	v = (v | v >> 4) & 0x00ff00ff00ff00ffull;
+	v = (v | v >> 8) & 0x0000ffff0000ffffull;
+	return (v | v >> 16) & 0xffffffffull;
+}
+
 /* "0x" and 1 to 16 hex digits at p[0..e), ending at @e or a space. */
 static inline const char *
 address(const char *p, const char *e, uint64_t *v)
 {
-	const char *s, *lim;
-	uint64_t x = 0;
-	unsigned d;
+	const char *s;
+	uint64_t x = 0, w, nib;
+	unsigned d, n;
 
 	if (e - p < 3 || p[0] != '0' || p[1] != 'x')
 		return NULL;
 	s = p += 2;
-	/* 17 digits are too many already: no need to look further. */
-	lim = e - p > 17 ? p + 17 : e;
-	while (p < lim && (d = hexv[(unsigned char)*p]) != 0) {
+	while (e - p >= 8 && p - s < 16) {
+		memcpy(&w, p, 8);
+		n = hex8(w, &nib);
+		if (n == 0)
+			break;
+		x = x << 4 * n | hexvalue8(nib, n);
+		p += n;
+		if (n < 8)
+			goto end;
+	}
+	while (p < e && p - s <= 16 && (d = hexv[(unsigned char)*p]) != 0) {
 		x = x << 4 | (d - 1);
 		p++;
 	}
+end:
 	if (p == s || p - s > 16 || (p < e && *p != ' '))
 		return NULL;
 	*v = x;

@@ -12,7 +12,7 @@ gen_synth_build() {
 	if nm "$MT_BUILD/libmtcommon.a" 2>/dev/null | grep -q __asan; then
 		san=-fsanitize=address,undefined
 	fi
-	cc -O2 -std=c11 -D_GNU_SOURCE $san -iquote "$MT_ROOT/common" \
+	cc -O2 -std=c11 -D_GNU_SOURCE $san -fno-lto -iquote "$MT_ROOT/common" \
 		-o "$dir/gen-synth" "$MT_ROOT/bench/gen-synth.c" \
 		"$MT_BUILD/libmtcommon.a" -lipt -lxxhash -lz || return 1
 	"$dir/gen-synth" asm -S "$seed" -o "$dir/prog.s" || return 1
