@@ -36,6 +36,13 @@ full_parse(const char *line, size_t len, struct mt_ev *ev)
 		return -1;
 	}
 	rc = mt_evr_next(r, ev);
+	/* The string lives in the reader's buffer: keep a copy. */
+	if (rc == 0 && ev->str[0] != NULL) {
+		static char copy[128];
+
+		snprintf(copy, sizeof(copy), "%s", ev->str[0]);
+		ev->str[0] = copy;
+	}
 	mt_evr_free(r);
 	close(fd);
 	return rc == 0;
