@@ -468,6 +468,9 @@ parse_record(struct mt_evr *r, char **f, int nf, struct mt_ev *ev)
 		NEED(decode_str(f[6]) == 0, 6, "bad %%-escape");
 		ev->str[0] = f[5];
 		ev->str[1] = f[6];
+		/* 1.2: the time from which it holds the code there */
+		NEED(nf < 8 || parse_u64(f[7], &ev->time) == 0, 7,
+		    "bad time '%s'", f[7]);
 		return 0;
 	case MT_EV_FILE:
 		NEED(nf >= 3, nf, "missing field (file ID PATH)");
@@ -868,6 +871,8 @@ mt_evw_write(struct mt_evw *w, const struct mt_ev *ev)
 		put_u64(w, ev->num);
 		put_str(w, ev->str[0]);
 		put_str(w, ev->str[1]);
+		if (ev->time != 0)
+			put_u64(w, ev->time);
 		break;
 	case MT_EV_FILE:
 		put_u64(w, ev->id);

@@ -12,7 +12,7 @@
 
 #define MT_EV_MAGIC	"mt-events"
 #define MT_EV_MAJOR	1
-#define MT_EV_MINOR	1
+#define MT_EV_MINOR	2
 #define MT_EV_MAX_FRAMES 64	/* frames in one loc record */
 
 enum mt_ev_kind {
@@ -22,7 +22,9 @@ enum mt_ev_kind {
 	MT_EV_PROC,	/* pid, str[0] comm, str[1] cmdline (args joined by ' ') */
 	MT_EV_THREAD,	/* pid, tid, str[0] comm */
 	MT_EV_MOD,	/* pid, addr[0] start, addr[1] end, num pgoff,
-			 * str[0] build-id hex ("" unknown), str[1] path */
+			 * str[0] build-id hex ("" unknown), str[1] path,
+			 * time: from when it holds the code there, 0 from
+			 * the start (1.2) */
 	MT_EV_FILE,	/* id, str[0] path */
 	MT_EV_FN,	/* id, addr[0] start, str[0] dso, str[1] name,
 			 * str[2] the IFUNC that picks it or NULL (1.2) */
@@ -63,7 +65,7 @@ struct mt_ev_frame {
  */
 struct mt_ev {
 	enum mt_ev_kind kind;
-	uint64_t time;		/* ns, events only */
+	uint64_t time;		/* ns: events, MOD (1.2) */
 	uint32_t pid;
 	uint32_t tid;		/* events, THREAD */
 	uint32_t id;		/* FILE, FN, LOC */

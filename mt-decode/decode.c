@@ -1241,6 +1241,8 @@ dec_header(struct dec_run *r)
 		ev.num = m->pgoff;
 		ev.str[0] = m->buildid;
 		ev.str[1] = m->path;
+		/* mapped then (dlopen, JIT); no use against relative times */
+		ev.time = r->perf_clock ? m->time : 0;
 		mt_evw_write(r->w, &ev);
 	}
 	return 0;

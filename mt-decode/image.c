@@ -844,6 +844,7 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 	m->start = start;
 	m->end = start + len;
 	m->pgoff = pgoff;
+	m->time = time;
 	hex(m->buildid, buildid, bidlen);
 	m->path = image_keep(is, path ? path : "");
 	if (m->path == NULL)
@@ -912,7 +913,8 @@ image_add_blobs(struct image_set *is)
 		if (is->nmods > 0) {
 			m = &is->mods[is->nmods - 1];
 			if (m->pid == b->pid && m->end == b->addr &&
-			    m->loaded && m->path != NULL &&
+			    m->time == b->time && m->loaded &&
+			    m->path != NULL &&
 			    strcmp(m->path, b->name ? b->name : "") == 0) {
 				m->end = b->addr + b->len;
 				continue;
@@ -926,6 +928,7 @@ image_add_blobs(struct image_set *is)
 		m->end = b->addr + b->len;
 		m->path = b->name ? b->name : "";
 		m->loaded = 1;
+		m->time = b->time;
 		rc = image_blob_elf(is, b, m);
 		if (rc < 0)
 			return rc;

@@ -39,6 +39,8 @@ struct image_mod {
 	const char *path;	/* recorded path or blob name; borrowed
 				 * from the snapshot */
 	int loaded;		/* 1 if its bytes are in the images */
+	uint64_t time;		/* perf ns from which it holds the code at
+				 * [start, end) (epochs.h), 0: always */
 };
 
 struct image_set;

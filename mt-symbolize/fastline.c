@@ -103,8 +103,8 @@ sym_fast_parse(const char *line, size_t len, struct sym_fast_ev *e)
 	e->kind = mt_ev_kind_lookup(line, (size_t)(sp - line));
 	if (!mt_ev_plain(e->kind))
 		return 0;
-	/* TIME: any canonical u64 of up to 19 digits; its value unused. */
-	p = decimal(sp + 1, end, 19, NULL);
+	/* TIME: any canonical u64 of up to 19 digits */
+	p = decimal(sp + 1, end, 19, &e->time);
 	if (p == NULL || p >= end || *p != ' ')
 		return 0;
 	p = decimal(p + 1, end, 10, &v);

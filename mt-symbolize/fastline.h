@@ -17,6 +17,7 @@
 
 struct sym_fast_ev {
 	enum mt_ev_kind kind;
+	uint64_t time;
 	uint32_t tid;
 	int naddr;		/* 0, 1 or 2 */
 	uint64_t addr[2];

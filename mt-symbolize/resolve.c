@@ -1,11 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The resolver (resolve.h).  Three open-addressing hash tables: the
- * address cache ((pid, generation, address) -> loc id), and two string
- * tables interning fn keys (dso, start, name) and source paths.  A
+ * address cache ((pid, generation, epoch, address) -> loc id), and two
+ * string tables interning fn keys (dso, start, name) and source paths.  A
  * process's generation changes when a mod record replaces part of an
  * earlier mapping (dlclose then dlopen of another file at the same
  * place), so cached ids never outlive what they describe.
+ *
+ * Mod records with a time (events 1.2) say when each mapping appeared:
+ * a timed mapping over other code mapped before it (in the order below)
+ * replaces that code from its time on.  As mt-decode's images
+ * (mt-decode/epochs.h): the mappings are ordered untimed ones first, in
+ * arrival order, then timed ones by time (ties in arrival order); the
+ * times of the replacing ones cut the process's time into epochs; at a
+ * time in epoch e, an address belongs to the last mapping in that order
+ * that covers it and is not a replacing one of a later epoch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +42,9 @@ struct mapping {
 	uint64_t start, end;	/* [start, end) in the process */
 	uint64_t pgoff;		/* file offset of start */
 	size_t dso;		/* index into r->dsos */
+	uint64_t time;		/* perf ns it appeared, 0: from the start */
+	int repl;		/* timed, over other code before it: holds
+				 * the addresses only from its time on */
 };
 
 struct proc {
@@ -40,12 +52,18 @@ struct proc {
 	uint32_t gen;		/* bumped when a mapping is replaced */
 	struct mapping *maps;	/* in arrival order; owned */
 	size_t nmaps, cap;
+	uint64_t *ep;		/* times of the replacing mappings,
+				 * ascending, distinct: epoch e starts at
+				 * ep[e - 1]; owned */
+	size_t nep;
+	int ep_stale;		/* maps changed since ep was made */
 };
 
 struct addr_slot {
 	uint64_t addr;
 	uint32_t pid;
 	uint32_t gen;
+	uint32_t ep;		/* epoch of the process */
 	uint32_t loc;		/* 0: empty slot */
 };
 
@@ -185,8 +203,10 @@ sym_res_free(struct sym_res *r)
 		free(r->dsos[i].build_id);
 	}
 	free(r->dsos);
-	for (i = 0; i < r->nprocs; i++)
+	for (i = 0; i < r->nprocs; i++) {
 		free(r->procs[i].maps);
+		free(r->procs[i].ep);
+	}
 	free(r->procs);
 	free(r->cache);
 	strtab_release(&r->fns);
@@ -273,7 +293,8 @@ find_dso(struct sym_res *r, const char *path, const char *build_id,
 
 int
 sym_res_add_mod(struct sym_res *r, uint32_t pid, uint64_t start,
-    uint64_t end, uint64_t pgoff, const char *build_id, const char *path)
+    uint64_t end, uint64_t pgoff, const char *build_id, const char *path,
+    uint64_t time)
 {
 	struct proc *p = find_proc(r, pid, 1);
 	struct mapping *m;
@@ -300,7 +321,97 @@ sym_res_add_mod(struct sym_res *r, uint32_t pid, uint64_t start,
 	m->end = end;
 	m->pgoff = pgoff;
 	m->dso = idx;
+	m->time = time;
+	m->repl = 0;
+	p->ep_stale = 1;
 	return 0;
+}
+
+/* Is @a before @b in the order of the file comment? */
+static int
+map_before(const struct proc *p, size_t a, size_t b)
+{
+	const struct mapping *x = &p->maps[a], *y = &p->maps[b];
+
+	return x->time != y->time ? x->time < y->time : a < b;
+}
+
+static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Mark @p's replacing mappings and list their times.  Returns 0 or
+ * -MT_E_NOMEM. */
+static int
+make_epochs(struct proc *p)
+{
+	size_t i, j, n = 0;
+
+	free(p->ep);
+	p->ep = NULL;
+	p->nep = 0;
+	for (i = 0; i < p->nmaps; i++) {
+		struct mapping *m = &p->maps[i];
+
+		m->repl = 0;
+		for (j = 0; m->time != 0 && j < p->nmaps && !m->repl; j++) {
+			const struct mapping *o = &p->maps[j];
+
+			if (j != i && map_before(p, j, i) &&
+			    o->start < m->end && m->start < o->end &&
+			    (o->dso != m->dso ||
+			    o->start - o->pgoff != m->start - m->pgoff))
+				m->repl = 1;
+		}
+		n += (size_t)m->repl;
+	}
+	if (n > 0 && (p->ep = malloc(n * sizeof(*p->ep))) == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; i < p->nmaps; i++)
+		if (p->maps[i].repl)
+			p->ep[p->nep++] = p->maps[i].time;
+	if (p->nep > 1)
+		qsort(p->ep, p->nep, sizeof(*p->ep), u64_cmp);
+	for (i = j = 0; i < p->nep; i++)
+		if (j == 0 || p->ep[j - 1] != p->ep[i])
+			p->ep[j++] = p->ep[i];
+	p->nep = j;
+	p->ep_stale = 0;
+	return 0;
+}
+
+/* The epoch of @p at @time in *@ep.  Returns 0 or -MT_E_NOMEM. */
+static int
+proc_epoch(struct proc *p, uint64_t time, uint32_t *ep)
+{
+	size_t lo = 0, hi;
+	int rc;
+
+	*ep = 0;
+	if (p == NULL)
+		return 0;
+	if (p->ep_stale && (rc = make_epochs(p)) < 0)
+		return rc;
+	for (hi = p->nep; lo < hi;) {	/* how many start at or before */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->ep[mid] <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ep = (uint32_t)lo;
+	return 0;
+}
+
+int
+sym_res_epoch(struct sym_res *r, uint32_t pid, uint64_t time, uint32_t *ep)
+{
+	return proc_epoch(find_proc(r, pid, 0), time, ep);
 }
 
 static const char *
@@ -397,15 +508,27 @@ intern_file(struct sym_res *r, const char *path, uint32_t *id)
 	return r->o->emit(r->o->emit_ctx, &ev);
 }
 
+/* The mapping of @addr in @p in epoch @ep (see the file comment). */
 static const struct mapping *
-find_mapping(const struct proc *p, uint64_t addr)
+find_mapping(const struct proc *p, uint64_t addr, uint32_t ep)
 {
+	const struct mapping *best = NULL, *m;
+	uint64_t end = p != NULL && ep < p->nep ? p->ep[ep] : UINT64_MAX;
 	size_t i;
 
-	for (i = p ? p->nmaps : 0; i > 0; i--)
+	/* Nothing replaced at a time: the last one covering it. */
+	for (i = p != NULL && p->nep == 0 ? p->nmaps : 0; i > 0; i--)
 		if (addr >= p->maps[i - 1].start && addr < p->maps[i - 1].end)
 			return &p->maps[i - 1];
-	return NULL;
+	for (i = 0; p != NULL && p->nep > 0 && i < p->nmaps; i++) {
+		m = &p->maps[i];
+		if (addr < m->start || addr >= m->end ||
+		    (m->repl && m->time >= end))
+			continue;
+		if (best == NULL || m->time >= best->time)
+			best = m;
+	}
+	return best;
 }
 
 /* Frames from the binary behind @m; returns the count. */
@@ -463,7 +586,8 @@ from_text(const struct sym_textsyms *t, uint64_t addr, struct rframe *rf)
 }
 
 static int
-resolve(struct sym_res *r, uint32_t pid, uint64_t addr, uint32_t *loc)
+resolve(struct sym_res *r, uint32_t pid, uint64_t addr, uint32_t ep,
+    uint32_t *loc)
 {
 	struct rframe rf[MT_EV_MAX_FRAMES];
 	const struct mapping *m = NULL;
@@ -476,7 +600,7 @@ resolve(struct sym_res *r, uint32_t pid, uint64_t addr, uint32_t *loc)
 		dso = "[kernel.kallsyms]";
 		n = from_text(r->o->kallsyms, addr, rf);
 	} else {
-		m = find_mapping(find_proc(r, pid, 0), addr);
+		m = find_mapping(find_proc(r, pid, 0), addr, ep);
 		if (m != NULL) {
 			dso = r->dsos[m->dso].path;
 			n = from_dso(r, m, addr, rf);
@@ -517,6 +641,13 @@ resolve(struct sym_res *r, uint32_t pid, uint64_t addr, uint32_t *loc)
 	return r->o->emit(r->o->emit_ctx, &ev);
 }
 
+static uint64_t
+slot_hash(uint64_t addr, uint32_t pid, uint32_t gen, uint32_t ep)
+{
+	return mix64(addr ^ ((uint64_t)pid << 32 | gen) ^
+	    (uint64_t)ep << 48);
+}
+
 static int
 cache_grow(struct sym_res *r)
 {
@@ -530,7 +661,7 @@ cache_grow(struct sym_res *r)
 
 		if (s->loc == 0)
 			continue;
-		for (j = mix64(s->addr ^ ((uint64_t)s->pid << 32 | s->gen)) &
+		for (j = slot_hash(s->addr, s->pid, s->gen, s->ep) &
 		    (cap - 1); v[j].loc != 0; j = (j + 1) & (cap - 1))
 			;
 		v[j] = *s;
@@ -542,10 +673,11 @@ cache_grow(struct sym_res *r)
 }
 
 int
-sym_res_addr(struct sym_res *r, uint32_t pid, uint64_t addr, uint32_t *loc)
+sym_res_addr(struct sym_res *r, uint32_t pid, uint64_t addr, uint64_t time,
+    uint32_t *loc)
 {
 	struct addr_slot *s;
-	uint32_t gen = 0;
+	uint32_t gen = 0, ep = 0;
 	size_t i;
 	int rc;
 
@@ -557,26 +689,29 @@ sym_res_addr(struct sym_res *r, uint32_t pid, uint64_t addr, uint32_t *loc)
 	if (addr >= KERNEL_START) {
 		pid = KERNEL_PID;
 	} else {
-		const struct proc *p = find_proc(r, pid, 0);
+		struct proc *p = find_proc(r, pid, 0);
 
 		gen = p ? p->gen : 0;
+		if ((rc = proc_epoch(p, time, &ep)) < 0)
+			return rc;
 	}
-	for (i = mix64(addr ^ ((uint64_t)pid << 32 | gen)) &
-	    (r->cache_cap - 1); r->cache[i].loc != 0;
-	    i = (i + 1) & (r->cache_cap - 1)) {
+	for (i = slot_hash(addr, pid, gen, ep) & (r->cache_cap - 1);
+	    r->cache[i].loc != 0; i = (i + 1) & (r->cache_cap - 1)) {
 		s = &r->cache[i];
-		if (s->addr == addr && s->pid == pid && s->gen == gen) {
+		if (s->addr == addr && s->pid == pid && s->gen == gen &&
+		    s->ep == ep) {
 			*loc = s->loc;
 			return 0;
 		}
 	}
-	rc = resolve(r, pid, addr, loc);
+	rc = resolve(r, pid, addr, ep, loc);
 	if (rc < 0)
 		return rc;
 	s = &r->cache[i];
 	s->addr = addr;
 	s->pid = pid;
 	s->gen = gen;
+	s->ep = ep;
 	s->loc = *loc;
 	if (2 * ++r->cache_n > r->cache_cap)
 		return cache_grow(r);

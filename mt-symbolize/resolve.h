@@ -50,20 +50,31 @@ void sym_res_free(struct sym_res *r);
 
 /*
  * Records that @pid maps @path (build-id @build_id, lower-case hex or "")
- * at [@start, @end) from file offset @pgoff.  A later mapping hides the
- * earlier ones it overlaps.  The binary is opened at its first lookup.
+ * at [@start, @end) from file offset @pgoff, from perf time @time on (0:
+ * from the start).  A later mapping hides the earlier ones it overlaps;
+ * one with a time over code mapped before it does so only from @time on
+ * (resolve.c).  The binary is opened at its first lookup.
  * Returns 0 or -MT_E_NOMEM.
  */
 int sym_res_add_mod(struct sym_res *r, uint32_t pid, uint64_t start,
-    uint64_t end, uint64_t pgoff, const char *build_id, const char *path);
+    uint64_t end, uint64_t pgoff, const char *build_id, const char *path,
+    uint64_t time);
 
 /*
- * Sets *@loc to the loc id of @addr in @pid (0 for address 0), emitting
- * the records it needs first.  Returns 0, or the emit callback's error,
- * or -MT_E_NOMEM.
+ * Sets *@loc to the loc id of @addr in @pid at @time (0 for address 0),
+ * emitting the records it needs first.  Returns 0, or the emit
+ * callback's error, or -MT_E_NOMEM.
  */
 int sym_res_addr(struct sym_res *r, uint32_t pid, uint64_t addr,
-    uint32_t *loc);
+    uint64_t time, uint32_t *loc);
+
+/*
+ * Sets *@ep to the epoch of @pid at @time: two times of one epoch give
+ * every address the same mapping (0 when the process has no mapping that
+ * replaces another at a time).  Returns 0 or -MT_E_NOMEM.
+ */
+int sym_res_epoch(struct sym_res *r, uint32_t pid, uint64_t time,
+    uint32_t *ep);
 
 void sym_res_stats(const struct sym_res *r, struct sym_res_stats *s);
 

@@ -89,8 +89,10 @@ tidmap_get(const struct tidmap *t, uint32_t tid)
 
 /*
  * Direct-mapped cache (pid, address) -> " @LOC" text, in front of
- * sym_res_addr().  An entry is valid while its epoch is the run's: a mod
- * record may change what an address means, so it starts a new epoch.
+ * sym_res_addr().  An entry is valid while its epoch is the run's (a mod
+ * record may change what an address means, so it starts a new epoch)
+ * and the process is in the same epoch of its mappings (sym_res_epoch:
+ * dlclose then dlopen of another file there).
  */
 #define DM_BITS 13
 #define DM_TEXT 14		/* " @" and up to 10 digits, 2 spare */
@@ -99,6 +101,7 @@ struct dm_ent {
 	uint64_t addr;
 	uint32_t pid;
 	uint32_t epoch;		/* 0: empty */
+	uint32_t tep;		/* sym_res_epoch() of the process */
 	uint32_t loc;
 	uint8_t len;		/* bytes of text */
 	char text[DM_TEXT];
@@ -271,7 +274,7 @@ step(struct run *u, struct mt_ev *ev)
 		break;
 	case MT_EV_MOD:
 		rc = sym_res_add_mod(u->res, ev->pid, ev->addr[0], ev->addr[1],
-		    ev->num, ev->str[0], ev->str[1]);
+		    ev->num, ev->str[0], ev->str[1], ev->time);
 		if (rc < 0)
 			return rc;
 		u->epoch++;
@@ -284,7 +287,7 @@ step(struct run *u, struct mt_ev *ev)
 		na = mt_ev_naddr(ev->kind);
 		for (i = 0; i < na; i++) {
 			rc = sym_res_addr(u->res, pid, ev->addr[i],
-			    &ev->loc[i]);
+			    ev->time, &ev->loc[i]);
 			if (rc < 0)
 				return rc;
 		}
@@ -304,25 +307,32 @@ pid_of(struct run *u, uint32_t tid)
 	return u->last_pid;
 }
 
-/* The cache entry holding " @LOC" of @addr in @pid; NULL on error *@rc. */
+/*
+ * The cache entry holding " @LOC" of @addr in @pid at @time; NULL on
+ * error *@rc.
+ */
 static const struct dm_ent *
-dm_get(struct run *u, uint32_t pid, uint64_t addr, int *rc)
+dm_get(struct run *u, uint32_t pid, uint64_t addr, uint64_t time, int *rc)
 {
 	struct dm_ent *d = &u->dm[((addr ^ addr >> DM_BITS ^
 	    (uint64_t)pid * 0x9e3779b1u) * 0x9e3779b97f4a7c15ull) >>
 	    (64 - DM_BITS)];
-	uint32_t loc, v;
+	uint32_t loc, v, tep;
 	char t[10];
 	int n = 0;
 
-	if (d->epoch == u->epoch && d->addr == addr && d->pid == pid)
+	if ((*rc = sym_res_epoch(u->res, pid, time, &tep)) < 0)
+		return NULL;
+	if (d->epoch == u->epoch && d->addr == addr && d->pid == pid &&
+	    d->tep == tep)
 		return d;
-	*rc = sym_res_addr(u->res, pid, addr, &loc);
+	*rc = sym_res_addr(u->res, pid, addr, time, &loc);
 	if (*rc < 0)
 		return NULL;
 	d->addr = addr;
 	d->pid = pid;
 	d->epoch = u->epoch;
+	d->tep = tep;
 	d->loc = loc;
 	v = loc;
 	do {
@@ -356,7 +366,7 @@ fast_step(struct run *u, const char *line, size_t len,
 		pid = pid_of(u, e->tid);
 	for (i = 0; i < e->naddr; i++) {
 		/* Copied at once: the second lookup may reuse the entry. */
-		d = dm_get(u, pid, e->addr[i], &rc);
+		d = dm_get(u, pid, e->addr[i], e->time, &rc);
 		if (d == NULL)
 			return rc;
 		any |= d->loc != 0;

@@ -26,7 +26,7 @@ setup() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	run head -n 1 "$D/out.ev"
-	[ "$output" = "mt-events 1.1" ]
+	[ "$output" = "mt-events 1.2" ]
 	run grep -c '^call ' "$D/out.ev"
 	[ "$output" = 5 ]
 }

@@ -5,7 +5,9 @@
 # program checks and says so).  The decoder must decode each library's
 # calls against its own bytes, choosing the image by address and time
 # (the sideband's MMAP2 order): the calls and returns into the library
-# must number what the two libraries counted themselves.
+# must number what the two libraries counted themselves, and mt-symbolize
+# must name each call after the library mapped there at its time (the
+# mod records' times).
 # tests/data/qemu/jitswap does the same with JIT code: functions written
 # in turn into one page; the calls decoded must be those it counted.
 
@@ -71,6 +73,39 @@ fn_end() {
 	    { read -r a n; echo $((a + n)); }
 }
 
+# names LO HI FILE: per call into [LO, HI) of the symbolized FILE, in
+# order: the base name of its function's DSO, the function's name, and 1
+# when the function starts at the call's target
+names() {
+	awk -v lo="$1" -v hi="$2" "$HEX"'
+	    $1 == "fn" { dso[$2] = $4; name[$2] = $5; start[$2] = $3 }
+	    $1 == "loc" { split($4, f, ":"); fn[$2] = f[1] }
+	    $1 == "call" && h($5) >= lo && h($5) < hi {
+		i = fn[substr($7, 2)]; d = dso[i]; sub(/.*\//, "", d)
+		print d, name[i], h(start[i]) == h($5) }' "$3"
+}
+
+# check_names: dl.ev symbolized names each call into the library after
+# the library mapped there at its time: the first calls-a calls liba.so's
+# functions, the next calls-b libb.so's (the same names, other addresses)
+check_names() {
+	mt-symbolize -o dl.sym dl.ev
+	names "$lo" "$hi" dl.sym > names
+	na=$(truth calls-a)
+	nb=$(truth calls-b)
+	[ "$(wc -l < names)" -eq $((na + nb)) ]
+	head -n "$na" names | sort | uniq -c
+	tail -n "$nb" names | sort | uniq -c
+	run sh -c "head -n $na names | grep -cvx 'liba.so \(work\|mid\|step\) 1'"
+	[ "$output" -eq 0 ]
+	run sh -c "tail -n $nb names | grep -cvx 'libb.so \(work\|mid\|step\) 1'"
+	[ "$output" -eq 0 ]
+	run sh -c "head -n $na names | grep -c ' mid '"
+	[ "$output" -eq 20 ]
+	run sh -c "tail -n $nb names | grep -c ' mid '"
+	[ "$output" -eq 20 ]
+}
+
 # check_decode: dl.snap (with the program's output in truth) decodes each
 # library's calls against its own code; the libraries are in $L, linked
 # at $LINK
@@ -104,9 +139,10 @@ check_decode() {
 	cmp dl.ev dl1.ev
 	mt-decode -j 2 -o dl2.ev dl.snap
 	cmp dl.ev dl2.ev
+	check_names
 }
 
-@test "mt-decode: a library loaded where an unloaded one was decodes against its own code (emulate)" {
+@test "mt-decode, mt-symbolize: a library loaded where an unloaded one was decodes against its own code, named after it (emulate)" {
 	cd "$G"
 	run mt-capture run -q -b emulate --start-at main -s 64M \
 	    -o dl.snap -- ./dlreuse ./liba.so ./libb.so
@@ -115,7 +151,7 @@ check_decode() {
 	L=$G LINK=0 check_decode
 }
 
-@test "mt-decode: a library loaded where an unloaded one was decodes against its own code (qemu)" {
+@test "mt-decode, mt-symbolize: a library loaded where an unloaded one was decodes against its own code, named after it (qemu)" {
 	command -v qemu-x86_64 > /dev/null ||
 	    skip "needs qemu-x86_64 (Debian package qemu-user)"
 	cd "$G"

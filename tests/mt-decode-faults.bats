@@ -33,14 +33,14 @@ teardown() {
 
 @test "mt-decode: a reader that exits early (| head -1) stops it quietly by SIGPIPE" {
 	pipe_head mt-decode "$T/mruby.snap"
-	[ "$pout" = "mt-events 1.1" ]
+	[ "$pout" = "mt-events 1.2" ]
 	[ "$perr" = "" ]
 	[ "$pstatus" -eq 141 ]
 }
 
 @test "mt-decode: with SIGPIPE ignored by its parent, an early reader exit is still quiet" {
 	pipe_head_ign mt-decode "$T/mruby.snap"
-	[ "$pout" = "mt-events 1.1" ]
+	[ "$pout" = "mt-events 1.2" ]
 	[ "$perr" = "" ]
 	[ "$pstatus" -eq 141 ]
 }

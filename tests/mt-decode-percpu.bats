@@ -69,7 +69,7 @@ in_time_order() {
 	run mt-decode -j 1 -o j1.ev blob.snap
 	[ "$status" -eq 0 ]
 	cat > want.ev <<'EOF2'
-mt-events 1.1
+mt-events 1.2
 info source blob.snap
 info clock perf
 info time-base 1050

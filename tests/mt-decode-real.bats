@@ -88,7 +88,7 @@ stat() {
 	[ -f "$T/unzip.ev" ] || mt-decode -o "$T/unzip.ev" "$T/unzip.snap"
 	run head -n 8 "$T/unzip.ev"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "mt-events 1.1" ]
+	[ "${lines[0]}" = "mt-events 1.2" ]
 	[ "${lines[2]}" = "info clock relative" ]
 	[ "${lines[4]}" = "info backend raw" ]
 	[ "${lines[6]}" = "mod 0 0x400000 0x427000 0 - $RP/unzip/dump" ]

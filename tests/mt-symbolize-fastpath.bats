@@ -4,8 +4,8 @@
 # direct-mapped address cache), every other line is parsed and written
 # again by common/events.  A trailing space on every line forces the
 # second path, so the same stream through both must give the same output.
-# Also: mappings replaced mid-stream, input read in pieces, lines longer
-# than the read buffer, a last line without '\n'.
+# Also: mappings replaced mid-stream or at a time, input read in pieces,
+# lines longer than the read buffer, a last line without '\n'.
 
 LIBC=/usr/lib/x86_64-linux-gnu/libc.so.6
 LIBM=/usr/lib/x86_64-linux-gnu/libm.so.6
@@ -19,16 +19,22 @@ setup() {
 	D="$BATS_TEST_TMPDIR"
 }
 
-@test "mt-symbolize: copied and reformatted lines give the same output, cache hits and misses alike" {
-	# 12,000 distinct addresses (more than the 8,192 cache entries)
-	# in 60,000 events: hits, misses and evictions.
-	gen 1 60000 12000 > "$D/s.ev"
+# both_paths: $D/s.ev symbolized as it is (fast path) and with a space
+# after every line (the other path) gives the same $D/fast.out
+both_paths() {
 	sed 's/$/ /' "$D/s.ev" > "$D/slow.ev"
 	run mt-symbolize -o "$D/fast.out" "$D/s.ev"
 	[ "$status" -eq 0 ]
 	run mt-symbolize -o "$D/slow.out" "$D/slow.ev"
 	[ "$status" -eq 0 ]
 	cmp "$D/fast.out" "$D/slow.out"
+}
+
+@test "mt-symbolize: copied and reformatted lines give the same output, cache hits and misses alike" {
+	# 12,000 distinct addresses (more than the 8,192 cache entries)
+	# in 60,000 events: hits, misses and evictions.
+	gen 1 60000 12000 > "$D/s.ev"
+	both_paths
 	# Not vacuous: thousands of loc records and @ fields on the events.
 	[ "$(awk '$1 == "loc"' "$D/fast.out" | wc -l)" -gt 10000 ]
 	[ "$(awk '$1 == "call" && NF == 7 && $6 ~ /^@[1-9]/' "$D/fast.out" | wc -l)" -gt 1000 ]
@@ -64,16 +70,36 @@ setup() {
 		printf 'mod 1000 0x7f0000000000 0x7f0000100000 0 - %s\n' "$LIBM"
 		printf 'call 12 1001 0x7f0000030000 0x7f0000031000\n'
 	} > "$D/s.ev"
-	sed 's/$/ /' "$D/s.ev" > "$D/slow.ev"
-	run mt-symbolize -o "$D/fast.out" "$D/s.ev"
-	[ "$status" -eq 0 ]
-	run mt-symbolize -o "$D/slow.out" "$D/slow.ev"
-	[ "$status" -eq 0 ]
-	cmp "$D/fast.out" "$D/slow.out"
+	both_paths
 	run awk '$1 == "call" { print $6, $7 }' "$D/fast.out"
 	[ "${#lines[@]}" -eq 3 ]
 	[ "${lines[0]}" = "${lines[1]}" ]
 	[ "${lines[1]}" != "${lines[2]}" ]
+}
+
+@test "mt-symbolize: a mod with a time names each event after the mapping of its time, on both paths" {
+	{
+		printf 'mt-events 1.2\nproc 1000 t t\nthread 1000 1001 t\n'
+		printf 'thread 1000 1002 u\n'
+		printf 'mod 1000 0x7f0000000000 0x7f0000100000 0 - %s\n' "$LIBC"
+		# libm loaded at time 500 where libc was
+		printf 'mod 1000 0x7f0000000000 0x7f0000100000 0 - %s 500\n' \
+		    "$LIBM"
+		printf 'call 100 1001 0x7f0000030000 0x7f0000031000\n'
+		printf 'call 600 1001 0x7f0000030000 0x7f0000031000\n'
+		printf 'call 499 1002 0x7f0000030000 0x7f0000031000\n'
+		printf 'call 500 1002 0x7f0000030000 0x7f0000031000\n'
+	} > "$D/s.ev"
+	both_paths
+	# the DSO of each call's target
+	run awk '$1 == "fn" { d[$2] = $4 }
+	    $1 == "loc" { split($4, f, ":"); l[$2] = d[f[1]] }
+	    $1 == "call" { print $2, l[substr($7, 2)] }' "$D/fast.out"
+	[ "${#lines[@]}" -eq 4 ]
+	[ "${lines[0]}" = "100 $LIBC" ]
+	[ "${lines[1]}" = "600 $LIBM" ]
+	[ "${lines[2]}" = "499 $LIBC" ]
+	[ "${lines[3]}" = "500 $LIBM" ]
 }
 
 @test "mt-symbolize: input arriving in pieces, a line split between two reads" {

@@ -55,14 +55,14 @@ teardown() {
 
 @test "mt-symbolize: a reader that exits early (| head -1) stops it quietly by SIGPIPE" {
 	pipe_head mt-symbolize -q "$E"
-	[ "$pout" = "mt-events 1.1" ]
+	[ "$pout" = "mt-events 1.2" ]
 	[ "$perr" = "" ]
 	[ "$pstatus" -eq 141 ]
 }
 
 @test "mt-symbolize: with SIGPIPE ignored by its parent, an early reader exit is still quiet" {
 	pipe_head_ign mt-symbolize -q "$E"
-	[ "$pout" = "mt-events 1.1" ]
+	[ "$pout" = "mt-events 1.2" ]
 	[ "$perr" = "" ]
 	[ "$pstatus" -eq 141 ]
 }

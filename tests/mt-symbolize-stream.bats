@@ -67,7 +67,7 @@ stream_head() {
 	} > "$BATS_TEST_TMPDIR/in.ev"
 	run mt-symbolize "$BATS_TEST_TMPDIR/in.ev"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "mt-events 1.1" ]
+	[ "${lines[0]}" = "mt-events 1.2" ]
 	[ "${lines[1]}" = "info symbolized 1" ]
 	[ "${lines[2]}" = "info source test" ]
 	[ "${lines[6]}" = "$(printf 'fn 1 0x%x %s main' $((BASE + 0x$m)) "$b")" ]
@@ -215,7 +215,7 @@ stream_head() {
 	printf 'mt-events 1.0\nend 1 1\n' > "$BATS_TEST_TMPDIR/in.ev"
 	run mt-symbolize -o "$BATS_TEST_TMPDIR/out.ev" "$BATS_TEST_TMPDIR/in.ev"
 	[ "$status" -eq 0 ]
-	[ "$(cat "$BATS_TEST_TMPDIR/out.ev")" = "$(printf 'mt-events 1.1\ninfo symbolized 1\nend 1 1')" ]
+	[ "$(cat "$BATS_TEST_TMPDIR/out.ev")" = "$(printf 'mt-events 1.2\ninfo symbolized 1\nend 1 1')" ]
 	run mt-symbolize -o "$BATS_TEST_TMPDIR/in.ev" "$BATS_TEST_TMPDIR/in.ev"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"refusing to overwrite the input"* ]]

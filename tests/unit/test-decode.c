@@ -240,7 +240,7 @@ perf_clock_from_tsc(void)
 	if (out == NULL)
 		goto done;
 	CHECK_STR(out,
-	    "mt-events 1.1\n"
+	    "mt-events 1.2\n"
 	    "info source t.snap\n"
 	    "info clock perf\n"
 	    "info time-base 6000\n"
@@ -533,7 +533,7 @@ per_cpu_threads_in_time_order(void)
 	 * last; every enable belongs to the thread switched in.
 	 */
 	CHECK_STR(out,
-	    "mt-events 1.1\n"
+	    "mt-events 1.2\n"
 	    "info source t.snap\n"
 	    "info clock perf\n"
 	    "info time-base 1050\n"

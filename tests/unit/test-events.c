@@ -60,11 +60,12 @@ write_text(const struct mt_ev *evs, int n)
 }
 
 static const char expected_text[] =
-    "mt-events 1.1\n"
+    "mt-events 1.2\n"
     "info clock perf\n"
     "proc 42 demo ./demo%20-x%25\n"
     "thread 42 43 -\n"
     "mod 42 0x400000 0x402000 4096 abcd /usr/bin/demo\n"
+    "mod 42 0x7f0000000000 0x7f0000001000 0 - /lib/b.so 900\n"
     "file 1 /src/a%20b.c\n"
     "fn 7 0x401120 /usr/bin/demo %2D\n"
     "fn 9 0x7f0000070ad0 /usr/lib/libm.so.6 __cos_fma cos\n"
@@ -80,7 +81,7 @@ static const char expected_text[] =
 static void
 roundtrip_every_kind(void)
 {
-	struct mt_ev evs[15];
+	struct mt_ev evs[16];
 	struct mt_ev ev;
 	struct mt_evr *r;
 	char *text;
@@ -104,6 +105,13 @@ roundtrip_every_kind(void)
 	evs[i].num = 4096;
 	evs[i].str[0] = "abcd";
 	evs[i++].str[1] = "/usr/bin/demo";
+	evs[i].kind = MT_EV_MOD;	/* mapped at a time (1.2) */
+	evs[i].pid = 42;
+	evs[i].addr[0] = 0x7f0000000000;
+	evs[i].addr[1] = 0x7f0000001000;
+	evs[i].str[0] = "";
+	evs[i].str[1] = "/lib/b.so";
+	evs[i++].time = 900;
 	evs[i].kind = MT_EV_FILE;
 	evs[i].id = 1;
 	evs[i++].str[0] = "/src/a b.c";
@@ -192,7 +200,7 @@ roundtrip_every_kind(void)
 			    ev.frames[1].fn == 8);
 	}
 	CHECK(mt_evr_next(r, &ev) == MT_EOS);
-	CHECK_EQ_U64(mt_evr_lineno(r), 16);
+	CHECK_EQ_U64(mt_evr_lineno(r), 17);
 	mt_evr_free(r);
 	close(fd);
 	free(text);
@@ -243,7 +251,7 @@ malformed_lines_name_line_and_field(void)
 	CHECK(bad("", -MT_E_TRUNC, "line 1: empty input: no 'mt-events' "
 	    "header"));
 	CHECK(bad("hello\n", -MT_E_MAGIC, "line 1: not an mt event stream "
-	    "(expected 'mt-events 1.1')"));
+	    "(expected 'mt-events 1.2')"));
 	CHECK(bad("mt-events 2.0\n", -MT_E_VERSION, "line 1: field 1: "
 	    "unsupported event stream version 2.0 (this reader: 1.x)"));
 	CHECK(bad("mt-events x\n", -MT_E_SYNTAX, "line 1: field 1: bad "
@@ -275,6 +283,8 @@ malformed_lines_name_line_and_field(void)
 	CHECK(bad("mt-events 1.0\nmod 1 0x0 0x1 0 -\n", -MT_E_SYNTAX,
 	    "line 2: field 6: missing field (mod PID START END PGOFF "
 	    "BUILDID PATH)"));
+	CHECK(bad("mt-events 1.2\nmod 1 0x0 0x1 0 - /a 1x\n", -MT_E_SYNTAX,
+	    "line 2: field 7: bad time '1x'"));
 	CHECK(bad("mt-events 1.0\nthread 1 x c\n", -MT_E_SYNTAX,
 	    "line 2: field 2: bad tid 'x'"));
 	CHECK(bad("mt-events 1.0\nfn 1 0x1 d\n", -MT_E_SYNTAX,

@@ -77,7 +77,8 @@ property(const char *line)
 	if (fast) {
 		good = reformat(line, out, sizeof(out), ev) &&
 		    strcmp(out, line) == 0 && ev->kind == fe.kind &&
-		    ev->tid == fe.tid && fe.naddr == mt_ev_naddr(ev->kind);
+		    ev->time == fe.time && ev->tid == fe.tid &&
+		    fe.naddr == mt_ev_naddr(ev->kind);
 		for (i = 0; good && i < fe.naddr; i++)
 			good = ev->addr[i] == fe.addr[i];
 		if (!good)
@@ -333,7 +334,7 @@ evw_raw_goes_between_records(void)
 	int p[2];
 	char buf[256];
 	ssize_t n;
-	static const char want[] = "mt-events 1.1\ncall 1 2 0x3 0x4 @1 @2\n"
+	static const char want[] = "mt-events 1.2\ncall 1 2 0x3 0x4 @1 @2\n"
 	    "end 5 6\n";
 
 	CHECK(pipe(p) == 0);
