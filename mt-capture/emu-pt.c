@@ -347,6 +347,9 @@ mt_emu_pt_enable(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	gap = pt->mtc_on ? (ctc_of(tsc) >> pt->mtc_freq) - pt->mtc_last : 0;
 	if (!pt->started || pt->psb_due || gap >= 128 ||
 	    pt->bytes - pt->psb_bytes >= pt->psb_period) {
+		/* After mt_emu_pt_sync: as there, the cycles first. */
+		if (pt->psb_due && (rc = put_cyc(pt, tsc)) < 0)
+			return rc;
 		pt->enabled = 0;
 		if ((rc = put_psb(pt, ip, tsc)) < 0)
 			return rc;
@@ -481,6 +484,15 @@ mt_emu_pt_sync(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 		pt->psb_due = 1;
 		return 0;
 	}
+	/*
+	 * The clock may have jumped (the caller moved it up to another
+	 * thread's): a CYC says those cycles passed, or libipt's CYC
+	 * calibration (cycles counted between two MTCs against their CTC
+	 * difference) would take a cycle for more than one tick and date
+	 * the packets after it too late.
+	 */
+	if ((rc = put_cyc(pt, pt->tsc_last)) < 0)
+		return rc;
 	return put_psb(pt, ip, pt->tsc_last);
 }
 

@@ -95,9 +95,10 @@ int mt_emu_pt_flush(struct mt_emu_pt *pt);
 /*
  * The code at @ip changed since this thread last ran there (JIT code
  * written over other code, qemu backend): pending TNT bits out with the
- * time they had, then PSB+ with the full TSC of @tsc and FUP(@ip), so a
- * decoder knows the exact time before the instruction at @ip (when not
- * enabled, the next enable writes the PSB+).
+ * time they had, then CYC up to @tsc (which may be far ahead: the clock
+ * jumped) and PSB+ with the full TSC of @tsc and FUP(@ip), so a decoder
+ * knows the exact time before the instruction at @ip (when not enabled,
+ * the next enable writes the CYC and PSB+).
  */
 int mt_emu_pt_sync(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc);
 /* 1 while packet generation is enabled (between enable and disable). */

@@ -25,7 +25,7 @@ setup_file() {
 	    "$s/liba.c"
 	cc $cf -fPIC -shared -Wl,-Ttext-segment=$FIX -o "$G/fix/libb.so" \
 	    "$s/libb.c"
-	cc -O2 -o "$G/jitswap" "$MT_ROOT/tests/data/qemu/jitswap.c"
+	cc -O2 -pthread -o "$G/jitswap" "$MT_ROOT/tests/data/qemu/jitswap.c"
 }
 
 FIX=0x600000000	# where the libraries of fix/ are linked
@@ -162,11 +162,12 @@ check_decode() {
 	L=$G/fix LINK=$FIX check_decode
 }
 
-# check_jit TIMING: jitswap captured with --timing TIMING (qemu) decodes
-# into the calls it counted, against each version of its code in turn
+# check_jit TIMING ARGS: jitswap ARGS (six rounds) captured with --timing
+# TIMING (qemu) decodes into the calls it counted, against each version of
+# its code in turn
 check_jit() {
-	run mt-capture run -q -b qemu --timing "$1" -s 64M -o jit.snap -- \
-	    ./jitswap 5 4 3 2 1 3
+	run mt-capture run -q -b qemu --all-threads --timing "$1" -s 64M \
+	    -o jit.snap -- ./jitswap $2
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" > truth
 	cat truth
@@ -200,6 +201,10 @@ check_jit() {
 	    skip "needs qemu-x86_64 (Debian package qemu-user)"
 	cd "$G"
 	# CYC dates the old code's branches; without it only MTC and TSC
-	check_jit cyc=1
-	check_jit cyc=0
+	check_jit cyc=1 "5 4 3 2 1 3"
+	check_jit cyc=0 "5 4 3 2 1 3"
+	# two threads with clocks of their own run each version: one's
+	# clock jumps to the other's
+	check_jit cyc=1 "-t 300 200 100 50 7 9"
+	check_jit cyc=0 "-t 300 200 100 50 7 9"
 }

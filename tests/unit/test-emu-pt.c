@@ -328,6 +328,9 @@ sync_dates_old_bits_then_psb_at_new_code(void)
 	    pk[tnt - 1].payload.cyc.value == 5);
 	CHECK(psb > 0 && psb + 5 < n && pk[psb + 1].type == ppt_tsc &&
 	    pk[psb + 1].payload.tsc.tsc == 1020);
+	/* the cycles of the clock's jump, for libipt's CYC calibration */
+	CHECK(psb > 0 && pk[psb - 1].type == ppt_cyc &&
+	    pk[psb - 1].payload.cyc.value == 15);
 	for (i = psb; i < n && pk[i].type != ppt_fup; i++)
 		;
 	CHECK(i < n && pk[i].payload.ip.ip == 0x7f0000000000);
@@ -339,8 +342,9 @@ sync_dates_old_bits_then_psb_at_new_code(void)
 	o.len = 0;
 	CHECK(mt_emu_pt_enable(pt, 0x7f0000000000, 1050) == 0);
 	n = packets(&o, pk, 32);
-	CHECK(n > 2 && pk[0].type == ppt_psb && pk[1].type == ppt_tsc &&
-	    pk[1].payload.tsc.tsc == 1050 && pk[n - 1].type == ppt_tip_pge);
+	CHECK(n > 3 && pk[0].type == ppt_cyc && pk[0].payload.cyc.value == 20 &&
+	    pk[1].type == ppt_psb && pk[2].type == ppt_tsc &&
+	    pk[2].payload.tsc.tsc == 1050 && pk[n - 1].type == ppt_tip_pge);
 	mt_emu_pt_free(pt);
 }
 

@@ -9,27 +9,59 @@
  * the addresses: a decoder that takes B's bytes for A's (or A's for B's)
  * decodes other calls, or fails.
  *
- * Usage: jitswap [N M ...]: call A N times, then B M times, ... (up to 64
- * rounds; default 5 4 3 2).
+ * Usage: jitswap [-t] [N M ...]: call A N times, then B M times, ... (up
+ * to 64 rounds; default 5 4 3 2).  With -t a second thread makes the same
+ * calls in each round, at the same time as the first; the first writes
+ * the code between rounds while the second waits.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-static volatile int calls_a, calls_b;
+static int calls_a, calls_b, calls_jit;	/* updated atomically */
+static int nrounds, cnt[64];	/* calls of each round */
+static void (*fn)(void);	/* the code */
+static pthread_barrier_t bar;
 
 __attribute__((noinline)) void
 cb_a(int x)
 {
-	calls_a += x > 0;
+	__atomic_add_fetch(&calls_a, x > 0, __ATOMIC_RELAXED);
 }
 
 __attribute__((noinline)) void
 cb_b(int x)
 {
-	calls_b += x > 0;
+	__atomic_add_fetch(&calls_b, x > 0, __ATOMIC_RELAXED);
+}
+
+static void
+run_round(int i)
+{
+	int k;
+
+	for (k = cnt[i]; k > 0; k--) {
+		fn();
+		__atomic_add_fetch(&calls_jit, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* -t: the second thread, each round between two barriers */
+static void *
+second(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < nrounds; i++) {
+		pthread_barrier_wait(&bar);
+		run_round(i);
+		pthread_barrier_wait(&bar);
+	}
+	return NULL;
 }
 
 /* movabs $fn, %rax; call *%rax */
@@ -92,33 +124,40 @@ main(int argc, char **argv)
 	static const char *const dflt[] = { "5", "4", "3", "2" };
 	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE |
 	    PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	const char *const *rounds = argc > 1 ? (const char *const *)argv + 1 :
-	    dflt;
-	int n = argc > 1 ? argc - 1 : 4, i, k, calls_jit = 0;
+	int threaded = argc > 1 && strcmp(argv[1], "-t") == 0, i, k;
+	const char *const *rounds = argc > 1 + threaded ?
+	    (const char *const *)argv + 1 + threaded : dflt;
 	static uint64_t img[2][8];	/* A's and B's 64 bytes */
-	int cnt[64];			/* calls of each round */
-	void (*fn)(void);
+	pthread_t th;
 
-	if (code == MAP_FAILED || n > 64)
+	nrounds = argc > 1 + threaded ? argc - 1 - threaded : 4;
+	if (code == MAP_FAILED || nrounds > 64)
 		return 1;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < nrounds; i++)
 		cnt[i] = atoi(rounds[i]);
 	*(void **)&fn = code;
+	if (threaded && (pthread_barrier_init(&bar, NULL, 2) != 0 ||
+	    pthread_create(&th, NULL, second, NULL) != 0))
+		return 1;
 	memset(img, 0xcc, sizeof(img));
 	write_a(img[0]);
 	write_b(img[1]);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < nrounds; i++) {
 		/*
 		 * Plain stores, no call: from the old code's last branch
-		 * to the new code's first the trace has no other packet.
+		 * to the new code's first the trace has no other packet
+		 * (without -t).
 		 */
 		for (k = 0; k < 8; k++)
 			((volatile uint64_t *)code)[k] = img[i % 2][k];
-		for (k = cnt[i]; k > 0; k--) {
-			fn();
-			calls_jit++;
-		}
+		if (threaded)
+			pthread_barrier_wait(&bar);
+		run_round(i);
+		if (threaded)
+			pthread_barrier_wait(&bar);
 	}
+	if (threaded)
+		pthread_join(th, NULL);
 	printf("calls-jit %d\ncalls-a %d\ncalls-b %d\njit %p\ncb-a %p\n"
 	    "cb-b %p\n", calls_jit, calls_a, calls_b, (void *)code,
 	    (void *)cb_a, (void *)cb_b);
