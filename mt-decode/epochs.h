@@ -10,7 +10,9 @@
  * older ones where they overlap.  A decoder picks the image for the time
  * it has reached and picks again when that time passes the epoch's end.
  * Sections of time 0 (mappings of the snapshot's MMAP chunks, BLOBs, or
- * records without a time) come first and start no epoch.
+ * records without a time) come first and start no epoch.  An epoch's
+ * image is made the first time it is asked for: a JIT may replace code
+ * thousands of times, and a snapshot's trace spans few of those epochs.
  */
 #ifndef MT_DECODE_EPOCHS_H
 #define MT_DECODE_EPOCHS_H
@@ -31,7 +33,11 @@ struct epoch_sec {
 struct epochs {
 	size_t n;		/* epochs; 0: one image serves all time */
 	uint64_t *start;	/* epoch i covers [start[i], start[i + 1]) */
-	struct pt_image **img;	/* its image; owned */
+	struct pt_image **img;	/* its image, NULL until asked for; owned */
+	struct epoch_sec *sec;	/* the sections in time order; owned */
+	uint8_t *repl;		/* 1: sec[i] replaces code before it */
+	size_t nsec;
+	struct pt_image_section_cache *isc;	/* holds them; not owned */
 };
 
 /*
@@ -43,11 +49,12 @@ struct epochs {
 int epochs_build(struct epochs *ep, const struct epoch_sec *secs, size_t n,
     struct pt_image_section_cache *isc);
 /*
- * The image for @time; *@next gets the time at which another image takes
- * over (UINT64_MAX: none).  NULL when ep->n is 0.
+ * The image for @time in *@img (NULL when ep->n is 0), made on first use;
+ * *@next gets the time at which another image takes over (UINT64_MAX:
+ * none).  Returns 0 or -MT_E_NOMEM.
  */
-struct pt_image *epochs_at(const struct epochs *ep, uint64_t time,
-    uint64_t *next);
+int epochs_at(struct epochs *ep, uint64_t time, uint64_t *next,
+    struct pt_image **img);
 void epochs_release(struct epochs *ep);
 
 #endif /* MT_DECODE_EPOCHS_H */

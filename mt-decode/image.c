@@ -416,7 +416,8 @@ image_set_image_at(struct image_set *is, uint32_t pid, uint64_t time,
 			return NULL;
 		p->ep_built = 1;
 	}
-	img = epochs_at(&p->ep, time, next);
+	if (epochs_at(&p->ep, time, next, &img) < 0)
+		return NULL;
 	return img != NULL ? img : p->img;
 }
 
@@ -1238,7 +1239,8 @@ image_view_image_at(struct image_view *v, uint32_t pid, uint64_t time,
 			return NULL;
 		v->ep_built[i] = 1;
 	}
-	e = epochs_at(&v->ep[i], time, next);
+	if (epochs_at(&v->ep[i], time, next, &e) < 0)
+		return NULL;
 	return e != NULL ? e : img;
 }
 
