@@ -82,19 +82,64 @@ put_simple(struct mt_emu_pt *pt, enum pt_packet_type type)
 	return put(pt, &pkt);
 }
 
-/* A CYC with the cycles since the last one (one cycle per TSC tick). */
+static uint64_t
+ctc_of(uint64_t tsc)
+{
+	return tsc * MT_EMU_CPUID15_EAX / MT_EMU_CPUID15_EBX;
+}
+
+/* MTC for the period @period (CTC >> mtc_freq). */
 static int
-put_cyc(struct mt_emu_pt *pt, uint64_t tsc)
+put_mtc_pkt(struct mt_emu_pt *pt, uint64_t period)
 {
 	struct pt_packet pkt;
 
-	if (!pt->cyc_on || tsc <= pt->cyc_last)
-		return 0;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_mtc;
+	pkt.payload.mtc.ctc = (uint8_t)period;
+	pt->mtc_last = period;
+	return put(pt, &pkt);
+}
+
+static int
+put_cyc_value(struct mt_emu_pt *pt, uint64_t cycles)
+{
+	struct pt_packet pkt;
+
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = ppt_cyc;
-	pkt.payload.cyc.value = tsc - pt->cyc_last;
-	pt->cyc_last = tsc;
+	pkt.payload.cyc.value = cycles;
+	pt->cyc_last += cycles;
 	return put(pt, &pkt);
+}
+
+/*
+ * A CYC with the cycles since the last one (one cycle per TSC tick).  An
+ * MTC period that began since the last CYC gets its MTC in between, with
+ * the cycles up to the period's first tick before it: libipt calibrates
+ * its cycles-to-TSC ratio on the cycles between two MTCs against their
+ * CTC difference, and any other count makes its clock run fast (the
+ * time it gives a packet then runs ahead of the packet's) or slow.
+ */
+static int
+put_cyc(struct mt_emu_pt *pt, uint64_t tsc)
+{
+	uint64_t period, first;
+	int rc;
+
+	if (!pt->cyc_on || tsc <= pt->cyc_last)
+		return 0;
+	period = ctc_of(tsc) >> pt->mtc_freq;
+	if (pt->mtc_on && pt->started && period != pt->mtc_last) {
+		first = (period << pt->mtc_freq) * MT_EMU_CPUID15_EBX /
+		    MT_EMU_CPUID15_EAX;
+		if (first > pt->cyc_last &&
+		    (rc = put_cyc_value(pt, first - pt->cyc_last)) < 0)
+			return rc;
+		if ((rc = put_mtc_pkt(pt, period)) < 0)
+			return rc;
+	}
+	return tsc > pt->cyc_last ? put_cyc_value(pt, tsc - pt->cyc_last) : 0;
 }
 
 /*
@@ -195,12 +240,6 @@ retstack_pop_if(struct mt_emu_pt *pt, uint64_t ip)
 	return 1;
 }
 
-static uint64_t
-ctc_of(uint64_t tsc)
-{
-	return tsc * MT_EMU_CPUID15_EAX / MT_EMU_CPUID15_EBX;
-}
-
 /*
  * PSB+: PSB, TSC, TMA (with MTC), CBR, MODE.Exec, FUP(@ip) while packets
  * are enabled, PSBEND.  The last IP and the return stack start afresh.
@@ -262,11 +301,11 @@ put_psb(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	return drain(pt);
 }
 
-/* MTC when the clock crossed into a new MTC period. */
+/* MTC when the clock crossed into a new MTC period (with CYC, the CYC
+ * before it writes it). */
 static int
 put_mtc(struct mt_emu_pt *pt, uint64_t tsc)
 {
-	struct pt_packet pkt;
 	uint64_t period;
 	int rc;
 
@@ -279,11 +318,7 @@ put_mtc(struct mt_emu_pt *pt, uint64_t tsc)
 		return rc;
 	if ((rc = put_cyc(pt, tsc)) < 0)
 		return rc;
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = ppt_mtc;
-	pkt.payload.mtc.ctc = (uint8_t)period;
-	pt->mtc_last = period;
-	if ((rc = put(pt, &pkt)) < 0)
+	if (period != pt->mtc_last && (rc = put_mtc_pkt(pt, period)) < 0)
 		return rc;
 	return drain(pt);
 }

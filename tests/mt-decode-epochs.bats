@@ -162,7 +162,7 @@ check_decode() {
 	L=$G/fix LINK=$FIX check_decode
 }
 
-# check_jit TIMING ARGS: jitswap ARGS (six rounds) captured with --timing
+# check_jit TIMING ARGS: jitswap ARGS (rounds) captured with --timing
 # TIMING (qemu) decodes into the calls it counted, against each version of
 # its code in turn
 check_jit() {
@@ -203,6 +203,9 @@ check_jit() {
 	# CYC dates the old code's branches; without it only MTC and TSC
 	check_jit cyc=1 "5 4 3 2 1 3"
 	check_jit cyc=0 "5 4 3 2 1 3"
+	# 64 versions, a few instructions apart: libipt's CYC clock must
+	# not run ahead (the cycles between two MTCs are their CTC's)
+	check_jit cyc=1 "$(printf '2 %.0s' $(seq 64))"
 	# two threads with clocks of their own run each version: one's
 	# clock jumps to the other's
 	check_jit cyc=1 "-t 300 200 100 50 7 9"

@@ -348,6 +348,61 @@ sync_dates_old_bits_then_psb_at_new_code(void)
 	mt_emu_pt_free(pt);
 }
 
+/*
+ * libipt calibrates CYC on the cycles between two MTCs against their CTC
+ * difference: with CYC on, the cycles between any two MTCs are exactly
+ * 100 TSC ticks per CTC tick, however the clock moved (steps of a few
+ * ticks, of many periods, branches between).
+ */
+static void
+cycles_between_mtcs_match_their_ctc(void)
+{
+	struct out o = { .len = 0 };
+	struct mt_emu_pt *pt = mt_emu_pt_new((1ull << 13) | (1ull << 10) |
+	    (1ull << 9) | 2, sink, &o);
+	static const uint64_t step[] = { 7, 13, 250, 1, 99, 100, 3, 1234 };
+	static struct pt_packet pk[8192];
+	uint64_t tsc = 1050, cyc = 0, last = 0;
+	size_t n, i, mtcs = 0;
+	int have = 0, good = 1;
+
+	mt_emu_pt_enable(pt, 0x401000, tsc);
+	for (i = 0; i < 2000; i++) {
+		tsc += step[i % 8];
+		if (i % 3 == 0)
+			mt_emu_pt_branch(pt, MT_EMU_PT_COND, 0x401000, 2,
+			    0x401010, 0, tsc);
+		else
+			mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, 0x401000, 2,
+			    0x402000, 0, tsc);
+		mt_emu_pt_tick(pt, 0x402000, tsc);
+	}
+	n = packets(&o, pk, 8192);
+	for (i = 0; i < n; i++) {
+		if (pk[i].type == ppt_psb) {
+			have = 0;	/* TSC and TMA start afresh */
+		} else if (pk[i].type == ppt_cyc) {
+			cyc += pk[i].payload.cyc.value;
+		} else if (pk[i].type == ppt_mtc) {
+			uint64_t d = (pk[i].payload.mtc.ctc - last) & 0xff;
+
+			if (have && cyc != d * 100) {
+				printf("# MTC %zu: %llu cycles for %llu CTC\n",
+				    i, (unsigned long long)cyc,
+				    (unsigned long long)d);
+				good = 0;
+			}
+			have = 1;
+			mtcs++;
+			last = pk[i].payload.mtc.ctc;
+			cyc = 0;
+		}
+	}
+	CHECK(good);
+	CHECK(mtcs > 100);
+	mt_emu_pt_free(pt);
+}
+
 int
 main(void)
 {
@@ -360,5 +415,6 @@ main(void)
 	TEST(disable_async_and_reenable);
 	TEST(psb_period_and_mtc);
 	TEST(sync_dates_old_bits_then_psb_at_new_code);
+	TEST(cycles_between_mtcs_match_their_ctc);
 	return tap_done();
 }
