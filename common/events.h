@@ -27,7 +27,7 @@ enum mt_ev_kind {
 			 * the start (1.2) */
 	MT_EV_FILE,	/* id, str[0] path */
 	MT_EV_FN,	/* id, addr[0] start, str[0] dso, str[1] name,
-			 * str[2] the IFUNC that picks it or NULL (1.2) */
+			 * str[2] the IFUNC that picks it or NULL (1.1) */
 	MT_EV_LOC,	/* id, addr[0], frames[0..nframes) outermost first */
 	/* Events: time, tid, then the fields named. */
 	MT_EV_CALL,	/* addr[0] from (the call insn), addr[1] to */
