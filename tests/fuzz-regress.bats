@@ -7,7 +7,7 @@
 
 setup_file() {
 	export FZ="$BATS_FILE_TMPDIR"
-	for t in snap events sideband elf perfdata fxt fde; do
+	for t in snap events sideband elf perfdata fxt fde decode qmaps; do
 		"$MT_ROOT/tests/helpers/fuzz-standalone" "$t" "$FZ/fuzz-$t"
 	done
 }
@@ -50,6 +50,14 @@ replay() {
 
 @test "fuzz regress: mt-fxt's run handles every kept input" {
 	replay fxt
+}
+
+@test "fuzz regress: mt-decode's decode of a snapshot handles every kept input" {
+	replay decode
+}
+
+@test "fuzz regress: the qemu backend's maps log reader handles every kept input" {
+	replay qmaps
 }
 
 @test "fuzz regress: ELF symbol with a size that wraps past 2^64 ends at 2^64-1" {

@@ -15,50 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
 #include "buf.h"
 #include "err.h"
 #include "snap.h"
 #include "fuzz.h"
-
-/* Recompute the checksums and the END count in @p (a private copy). */
-static void
-fix_checksums(uint8_t *p, size_t n)
-{
-	uint64_t off, nchunks = 0;
-	uint32_t hsize;
-
-	if (n < MT_SNAP_HDR_SIZE)
-		return;
-	hsize = mt_le32(p + 12);
-	if (hsize < MT_SNAP_HDR_SIZE || hsize > n ||
-	    hsize > MT_SNAP_HDR_SIZE + 256)
-		return;
-	{
-		XXH3_state_t *st = XXH3_createState();
-
-		if (st == NULL)
-			abort();
-		XXH3_64bits_reset(st);
-		XXH3_64bits_update(st, p, 24);
-		XXH3_64bits_update(st, p + MT_SNAP_HDR_SIZE,
-		    hsize - MT_SNAP_HDR_SIZE);
-		mt_put_le64(p + 24, XXH3_64bits_digest(st));
-		XXH3_freeState(st);
-	}
-	for (off = hsize; n - off >= 16; nchunks++) {
-		uint64_t len = mt_le64(p + off + 8);
-
-		if (len > n - off - 16 || n - off - 16 - len < 8)
-			return;
-		if (mt_le32(p + off) == MT_SNAP_END && len >= 8)
-			mt_put_le64(p + off + 16, nchunks);
-		mt_put_le64(p + off + 16 + len,
-		    XXH3_64bits(p + off, 16 + (size_t)len));
-		off += 16 + len + 8;
-	}
-}
 
 /* Write @s to a memfd and return the bytes. */
 static uint8_t *
@@ -127,7 +87,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (copy == NULL)
 		return 0;
 	memcpy(copy, data, size);
-	fix_checksums(copy, size);
+	fuzz_snap_fix_checksums(copy, size);
 	if (memcmp(copy, data, size) != 0)
 		one(copy, size);
 	free(copy);

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers for the fuzz targets (see fuzz.h): in-memory file descriptors
- * for the readers that take an fd, and reading back what a writer wrote.
+ * for the readers that take an fd, reading back what a writer wrote, and
+ * a snapshot's checksums made right again after a mutation.
  */
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
+#include "buf.h"
+#include "snap.h"
 #include "fuzz.h"
 
 int
@@ -47,4 +52,41 @@ fuzz_slurp(int fd, size_t *n)
 	buf[len] = '\0';
 	*n = (size_t)len;
 	return buf;
+}
+
+void
+fuzz_snap_fix_checksums(uint8_t *p, size_t n)
+{
+	uint64_t off, nchunks = 0;
+	uint32_t hsize;
+
+	if (n < MT_SNAP_HDR_SIZE)
+		return;
+	hsize = mt_le32(p + 12);
+	if (hsize < MT_SNAP_HDR_SIZE || hsize > n ||
+	    hsize > MT_SNAP_HDR_SIZE + 256)
+		return;
+	{
+		XXH3_state_t *st = XXH3_createState();
+
+		if (st == NULL)
+			abort();
+		XXH3_64bits_reset(st);
+		XXH3_64bits_update(st, p, 24);
+		XXH3_64bits_update(st, p + MT_SNAP_HDR_SIZE,
+		    hsize - MT_SNAP_HDR_SIZE);
+		mt_put_le64(p + 24, XXH3_64bits_digest(st));
+		XXH3_freeState(st);
+	}
+	for (off = hsize; n - off >= 16; nchunks++) {
+		uint64_t len = mt_le64(p + off + 8);
+
+		if (len > n - off - 16 || n - off - 16 - len < 8)
+			return;
+		if (mt_le32(p + off) == MT_SNAP_END && len >= 8)
+			mt_put_le64(p + off + 16, nchunks);
+		mt_put_le64(p + off + 16 + len,
+		    XXH3_64bits(p + off, 16 + (size_t)len));
+		off += 16 + len + 8;
+	}
 }

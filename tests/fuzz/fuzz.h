@@ -34,4 +34,11 @@ int fuzz_memfd(const void *p, size_t n);
 /* Everything written to @fd so far (from offset 0), malloc'd; *@n bytes. */
 uint8_t *fuzz_slurp(int fd, size_t *n);
 
+/*
+ * Recompute the header and chunk checksums and the END chunk's count of
+ * the snapshot @p[0..@n) in place (a private copy), so that a mutation
+ * reaches the chunk parsers instead of stopping at the first checksum.
+ */
+void fuzz_snap_fix_checksums(uint8_t *p, size_t n);
+
 #endif /* MT_FUZZ_H */
