@@ -116,6 +116,10 @@ struct dec_buf {
 	struct run_rec *run;	/* the run being written */
 	uint64_t run_last;	/* its last record's time (or its start) */
 	int run_ev;		/* it has an event */
+	/* Decoded since the last branch or event that took trace (dec_loop) */
+	uint64_t nt_insns;	/* instructions */
+	uint64_t nt_ip;		/* a block start to meet again (Brent) */
+	uint32_t nt_len, nt_pow;	/* blocks since nt_ip; next power of 2 */
 };
 
 /* Give @b's decoder the image of its process at its time. */
@@ -159,6 +163,10 @@ dec_offset(const struct dec_buf *b, uint64_t *off)
 #define DEC_JOINED (-1000)
 /* dec_stretch: the output could not be written (errno set). */
 #define DEC_IOERR (-1001)
+/* dec_stretch: code that needs no trace runs in a circle (dec_loop). */
+#define DEC_LOOP (-1002)
+/* Instructions decoded without taking trace that make a loop certain. */
+#define DEC_LOOP_INSNS (1u << 20)
 
 /* Where the next byte written to @fd goes. */
 static uint64_t
@@ -785,7 +793,50 @@ dec_error(struct dec_buf *b, int st)
 		b->r->st->err_by_code[code]++;
 	b->pend.kind = WK_NONE;
 	dec_emit_str(b, MT_EV_ERROR, dec_time(b, 0), b->last_ip, off,
-	    pt_errstr(pt_errcode(st)));
+	    st == DEC_LOOP ? "never-ending loop" : pt_errstr(code));
+}
+
+/* Trace was taken (a branch that needs it, an event): start over. */
+static inline void
+dec_loop_reset(struct dec_buf *b)
+{
+	b->nt_insns = 0;
+	b->nt_len = 0;
+	b->nt_pow = 0;
+}
+
+/*
+ * Block @blk was decoded: does the decoder run in a circle?  Code whose
+ * branches are all direct jumps and calls takes no trace, so libipt
+ * decodes it on for ever once the trace has nothing more to say there (a
+ * `jmp .` at the end of a buffer; hostile code bytes).  Such code is
+ * deterministic: an instruction met twice since the last branch or event
+ * that took trace is a loop that never ends.  Block starts are compared
+ * by Brent's cycle search; a loop too long for it to see soon ends at
+ * DEC_LOOP_INSNS instructions, far more than code without a conditional
+ * branch, a return or an indirect branch holds.  perf's decoder stops
+ * such code too ("Never-ending loop", intel-pt-decoder.c).
+ */
+static int
+dec_loop(struct dec_buf *b, const struct pt_block *blk, uint64_t mismatch)
+{
+	/* (A block the walk did not explain may have taken trace.) */
+	if (b->pend.kind != WK_NONE || blk->truncated ||
+	    b->r->st->walk_mismatch != mismatch) {
+		dec_loop_reset(b);
+		return 0;
+	}
+	b->nt_insns += blk->ninsn;
+	if (b->nt_pow != 0 && blk->ip == b->nt_ip)
+		return 1;
+	if (b->nt_insns > DEC_LOOP_INSNS)
+		return 1;
+	if (++b->nt_len > b->nt_pow) {
+		b->nt_ip = blk->ip;
+		b->nt_pow = b->nt_pow ? 2 * b->nt_pow : 1;
+		b->nt_len = 0;
+	}
+	return 0;
 }
 
 /* A progress line: the buffers before this one and our offset in it. */
@@ -891,6 +942,7 @@ dec_stretch(struct dec_buf *b, int st)
 {
 	struct pt_block blk;
 	struct pt_event ev;
+	uint64_t mismatch;
 	int rc, perf = b->r->perf_clock;
 
 	for (;;) {
@@ -905,6 +957,7 @@ dec_stretch(struct dec_buf *b, int st)
 			rc = dec_event(b, &ev);
 			if (rc < 0)
 				return dec_switch_status(rc);
+			dec_loop_reset(b);
 		}
 		/*
 		 * Past pts_eos libipt may still decode linear code until it
@@ -933,8 +986,11 @@ dec_stretch(struct dec_buf *b, int st)
 				if (rc != 0)
 					return rc;
 			}
+			mismatch = b->r->st->walk_mismatch;
 			if (!b->xol && dec_block(b, &blk) < 0)
 				return -pte_nomem;
+			if (st >= 0 && !b->xol && dec_loop(b, &blk, mismatch))
+				return DEC_LOOP;
 		}
 		if (b->r->prog != NULL && mt_progress_due(&b->r->prog->p))
 			dec_progress(b);

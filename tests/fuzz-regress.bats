@@ -73,3 +73,14 @@ replay() {
 	[ "$output" = "mt-capture: '$f': AUXTRACE_INFO time_shift 2560 is over 63" ]
 	[ ! -e "$BATS_TEST_TMPDIR/s.snap" ]
 }
+
+@test "fuzz regress: a trace that runs on into code looping on direct jumps ends in an error record, not a hang" {
+	f="$MT_ROOT/tests/fuzz/regress/decode/jmp-self-at-trace-end"
+	for o in -j1 -j2 --no-cache; do
+		run timeout 120 mt-decode -q "$o" -o "$BATS_TEST_TMPDIR/e.ev" "$f"
+		[ "$status" -eq 0 ]
+		grep -qx 'error [0-9]* [0-9]* 0x401cde 48 never-ending%20loop' \
+		    "$BATS_TEST_TMPDIR/e.ev"
+		[ "$(tail -1 "$BATS_TEST_TMPDIR/e.ev" | cut -d' ' -f1)" = end ]
+	done
+}
