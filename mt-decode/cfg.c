@@ -13,6 +13,7 @@
 #include "cfg.h"
 #include "ild.h"
 #include "image.h"
+#include "pq.h"
 #include "walk.h"
 
 #define CFG_RETSTACK	64	/* libipt's pt_max_retstack */
@@ -20,7 +21,9 @@
 #define CFG_MAX_NINSN	65535	/* struct pt_block's u16 ninsn */
 
 struct cfg_dec {
-	struct pt_query_decoder *q;
+	struct pt_query_decoder *q;	/* libipt's, or NULL with pq */
+	struct pq *pq;			/* mt's own query layer (pq.h) */
+	int pq_refused;			/* pq answered PQ_ABORT */
 	struct image_set *is;		/* not owned */
 	uint32_t pid;			/* whose image */
 	struct walk_cache *wc;		/* not owned */
@@ -42,17 +45,36 @@ struct cfg_dec {
 
 struct cfg_dec *
 cfg_new(const struct pt_config *cfg, struct image_set *is, uint32_t pid,
-    struct walk_cache *wc)
+    struct walk_cache *wc, int own)
 {
 	struct cfg_dec *d = calloc(1, sizeof(*d));
 	const char *e;
+	int rc;
 
 	if (d == NULL)
 		return NULL;
-	d->q = pt_qry_alloc_decoder(cfg);
-	if (d->q == NULL) {
-		free(d);
-		return NULL;
+	if (own) {
+		d->pq = malloc(sizeof(*d->pq));
+		rc = d->pq != NULL ? pq_init(d->pq, cfg) : -pte_nomem;
+		if (rc == PQ_ABORT)
+			d->pq_refused = 1;
+		if (rc < 0) {
+			if (d->pq != NULL)
+				pq_fini(d->pq);
+			free(d->pq);
+			d->pq = NULL;
+			if (rc != PQ_ABORT) {
+				free(d);
+				return NULL;
+			}
+		}
+	}
+	if (d->pq == NULL && !d->pq_refused) {
+		d->q = pt_qry_alloc_decoder(cfg);
+		if (d->q == NULL) {
+			free(d);
+			return NULL;
+		}
 	}
 	d->is = is;
 	d->pid = pid;
@@ -70,7 +92,51 @@ cfg_free(struct cfg_dec *d)
 	if (d == NULL)
 		return;
 	pt_qry_free_decoder(d->q);
+	if (d->pq != NULL)
+		pq_fini(d->pq);
+	free(d->pq);
 	free(d);
+}
+
+int
+cfg_pq_refused(const struct cfg_dec *d)
+{
+	return d != NULL && d->pq_refused;
+}
+
+/*
+ * The query calls: mt's own layer (pq.h) or libipt's.  A refusal of
+ * pq is remembered, so the caller can try again with libipt's.
+ */
+static inline int
+cfg_q(struct cfg_dec *d, int st)
+{
+	if (st == PQ_ABORT) {
+		d->pq_refused = 1;
+		return CFG_ABORT;
+	}
+	return st;
+}
+
+static int
+cfg_q_cond(struct cfg_dec *d, int *taken)
+{
+	return d->pq ? cfg_q(d, pq_cond_branch(d->pq, taken)) :
+	    pt_qry_cond_branch(d->q, taken);
+}
+
+static int
+cfg_q_indirect(struct cfg_dec *d, uint64_t *ip)
+{
+	return d->pq ? cfg_q(d, pq_indirect_branch(d->pq, ip)) :
+	    pt_qry_indirect_branch(d->q, ip);
+}
+
+static int
+cfg_q_event(struct cfg_dec *d, struct pt_event *ev)
+{
+	return d->pq ? cfg_q(d, pq_event(d->pq, ev)) :
+	    pt_qry_event(d->q, ev, sizeof(*ev));
 }
 
 /* pt_retstack_push: a full stack drops its oldest entry. */
@@ -115,7 +181,7 @@ cfg_fetch_event(struct cfg_dec *d)
 		return 1;
 	if (!(d->status & pts_event_pending))
 		return 0;
-	st = pt_qry_event(d->q, &d->ev, sizeof(d->ev));
+	st = cfg_q_event(d, &d->ev);
 	if (st < 0)
 		return CFG_ABORT;
 	d->process_event = 1;
@@ -195,6 +261,9 @@ cfg_proceed(struct cfg_dec *d, struct pt_block *blk, int has_target,
 
 	if (has_target && d->ip == target)
 		return CFG_AT_TARGET;
+	/* No MODE.Exec yet: libipt decodes no instruction (an error). */
+	if (d->mode == ptem_unknown)
+		return CFG_ABORT;
 	isid = cfg_isid(d, d->ip);
 	if (isid < 0)
 		return CFG_ABORT;
@@ -288,13 +357,13 @@ cfg_branch(struct cfg_dec *d, const struct walk *w)
 
 	switch (w->term) {
 	case WK_COND:
-		st = pt_qry_cond_branch(d->q, &taken);
+		st = cfg_q_cond(d, &taken);
 		if (st < 0)
 			return st;
 		ip = taken ? w->term_target : w->term_ip + w->term_size;
 		break;
 	case WK_RET:
-		st = pt_qry_cond_branch(d->q, &taken);
+		st = cfg_q_cond(d, &taken);
 		if (st >= 0) {
 			if (!taken || cfg_pop(d, &ip) < 0)
 				return CFG_ABORT;
@@ -302,14 +371,14 @@ cfg_branch(struct cfg_dec *d, const struct walk *w)
 		}
 		if (st != -pte_bad_query)
 			return st;
-		st = pt_qry_indirect_branch(d->q, &ip);
+		st = cfg_q_indirect(d, &ip);
 		break;
 	case WK_CALL:
 		cfg_push(d, w->term_ip + w->term_size);
-		st = pt_qry_indirect_branch(d->q, &ip);
+		st = cfg_q_indirect(d, &ip);
 		break;
 	default:
-		st = pt_qry_indirect_branch(d->q, &ip);
+		st = cfg_q_indirect(d, &ip);
 		break;
 	}
 	if (st < 0)
@@ -529,14 +598,20 @@ int
 cfg_sync_set(struct cfg_dec *d, uint64_t off)
 {
 	cfg_reset(d);
-	return cfg_start(d, pt_qry_sync_set(d->q, &d->ip, off));
+	if (d->pq_refused)
+		return CFG_ABORT;
+	return cfg_start(d, d->pq ? cfg_q(d, pq_sync_set(d->pq, &d->ip, off)) :
+	    pt_qry_sync_set(d->q, &d->ip, off));
 }
 
 int
 cfg_sync_forward(struct cfg_dec *d)
 {
 	cfg_reset(d);
-	return cfg_start(d, pt_qry_sync_forward(d->q, &d->ip));
+	if (d->pq_refused)
+		return CFG_ABORT;
+	return cfg_start(d, d->pq ? cfg_q(d, pq_sync_forward(d->pq, &d->ip)) :
+	    pt_qry_sync_forward(d->q, &d->ip));
 }
 
 int
@@ -578,6 +653,64 @@ cfg_next(struct cfg_dec *d, struct pt_block *blk)
 		return CFG_ABORT;
 	}
 	return cfg_trailing_event(d);
+}
+
+int
+cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
+{
+	const struct walk *w;
+	const struct walk_tr *t;
+	uint64_t nw, ni;
+	uint32_t k;
+	int isid, rc, taken, n = 0;
+
+	if (d->process_event || !d->enabled || d->mode == ptem_unknown ||
+	    (d->status & (pts_event_pending | pts_eos)))
+		return CFG_SLOW;
+	for (;;) {
+		walk_cache_counts(d->wc, &nw, &ni);
+		if (nw >= d->max_walks)
+			break;		/* cfg_next says so */
+		isid = cfg_isid(d, d->ip);
+		if (isid < 0)
+			break;
+		w = walk_get(d->wc, d->ip, isid, d->mode);
+		if (w == NULL || w->len == 0 || w->term == WK_NONE ||
+		    w->len > CFG_MAX_NINSN)
+			break;		/* cfg_next's blocks */
+		for (k = 0; k < w->ntr; k++) {
+			t = walk_tr_at(d->wc, w->tr + k);
+			if (t->kind == WK_CALL)
+				cfg_push(d, t->from + t->size);
+		}
+		n++;
+		fn(arg, w);	/* w stays valid until the next walk_get */
+		if (w->term == WK_COND && d->pq != NULL) {
+			/* cfg_branch's query, without its switch */
+			rc = pq_tnt_fast(d->pq);
+			if (rc < 0)
+				rc = cfg_q(d, pq_cond_branch(d->pq, &taken));
+			else {
+				taken = rc;
+				rc = 0;
+			}
+			if (rc < 0) {
+				d->ip = w->term_ip;
+				return rc == -pte_eos ? rc : CFG_ABORT;
+			}
+			d->ip = taken ? w->term_target :
+			    w->term_ip + w->term_size;
+			d->status = rc;
+		} else {
+			d->ip = w->term_ip;
+			rc = cfg_branch(d, w);
+			if (rc < 0)
+				return rc == -pte_eos ? rc : CFG_ABORT;
+		}
+		if (d->status & (pts_event_pending | pts_eos))
+			return cfg_trailing_event(d);
+	}
+	return n > 0 ? cfg_status(d, 0) : CFG_SLOW;
 }
 
 int
@@ -673,11 +806,12 @@ cfg_event(struct cfg_dec *d, struct pt_event *uev)
 int
 cfg_get_offset(const struct cfg_dec *d, uint64_t *off)
 {
-	return pt_qry_get_offset(d->q, off);
+	return d->pq ? pq_get_offset(d->pq, off) : pt_qry_get_offset(d->q, off);
 }
 
 int
 cfg_get_sync_offset(const struct cfg_dec *d, uint64_t *off)
 {
-	return pt_qry_get_sync_offset(d->q, off);
+	return d->pq ? pq_get_sync_offset(d->pq, off) :
+	    pt_qry_get_sync_offset(d->q, off);
 }

@@ -49,10 +49,11 @@ struct cfg_dec;
 /*
  * A decoder for the buffer @cfg describes (kept by pointer), reading code
  * through @is's sections of process @pid and the walks of @wc (neither
- * owned).  Returns NULL on allocation failure.
+ * owned), its packets through mt's query layer (pq.h) if @own, else
+ * through libipt's query decoder.  Returns NULL on allocation failure.
  */
 struct cfg_dec *cfg_new(const struct pt_config *cfg, struct image_set *is,
-    uint32_t pid, struct walk_cache *wc);
+    uint32_t pid, struct walk_cache *wc, int own);
 void cfg_free(struct cfg_dec *d);
 
 /* As pt_blk_sync_forward, pt_blk_sync_set, pt_blk_next, pt_blk_event,
@@ -61,6 +62,20 @@ int cfg_sync_forward(struct cfg_dec *d);
 int cfg_sync_set(struct cfg_dec *d, uint64_t off);
 int cfg_next(struct cfg_dec *d, struct pt_block *blk);
 int cfg_event(struct cfg_dec *d, struct pt_event *ev);
+
+/*
+ * The fast path (no pt_block): from the current IP, while each walk ends
+ * in a branch that needs trace and no event comes between, call @fn with
+ * the walk (valid during the call; a block of exactly its instructions,
+ * the branch last) and take the branch, the TNT bits from the query
+ * layer's word without a query each.  Returns the status cfg_next would
+ * return after the last of those blocks (an error after @fn had that
+ * block), or CFG_SLOW when no walk was taken: call cfg_next.
+ */
+#define CFG_SLOW	(-100002)
+struct walk;
+typedef void (*cfg_walk_fn)(void *arg, const struct walk *w);
+int cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg);
 int cfg_get_offset(const struct cfg_dec *d, uint64_t *off);
 int cfg_get_sync_offset(const struct cfg_dec *d, uint64_t *off);
 
@@ -69,5 +84,9 @@ int cfg_get_sync_offset(const struct cfg_dec *d, uint64_t *off);
  * (2^22, about 300 MiB; MT_DECODE_CACHE_WALKS lowers it for tests).
  */
 int cfg_full(const struct cfg_dec *d);
+
+/* 1 if @d was made with @own (mt's query layer, pq.h) and that layer
+ * refused the trace: libipt's query decoder may still decode it. */
+int cfg_pq_refused(const struct cfg_dec *d);
 
 #endif /* MT_DECODE_CFG_H */

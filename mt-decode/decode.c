@@ -60,8 +60,10 @@ struct dec_run {
 	    uint64_t *next);
 	void *image_arg;
 	struct decode_progress *prog;	/* NULL: none (and in workers) */
-	int cfg;		/* 1: the buffer goes through cfg.h */
+	int cfg;		/* the buffer goes through cfg.h: 1 on
+				 * libipt's query decoder, 2 on pq.h */
 	int cfg_full;		/* cfg.h gave up: its cache was full */
+	int cfg_pq;		/* pq.h refused the trace */
 };
 
 /*
@@ -534,6 +536,46 @@ dec_truncated(struct dec_buf *b, const struct pt_block *blk, uint64_t time)
 	}
 }
 
+/* A block starts at @ip: the branch pending went there. */
+static inline void
+dec_enter(struct dec_buf *b, uint64_t ip)
+{
+	/*
+	 * A conditional branch not taken, or taken inside its function
+	 * without --all-branches (the common cases), writes nothing.
+	 */
+	if (b->pend.kind == WK_COND && (ip == b->pend.fall ||
+	    (!(b->pend.leaves & WL_LEAVES) && !b->r->o->all_branches)))
+		b->pend.kind = WK_NONE;
+	else if (b->pend.kind != WK_NONE)
+		dec_resolve(b, ip, 0);
+}
+
+/*
+ * A block of exactly walk @w, its branch last (cfg_run): what dec_block
+ * does with such a block, without looking the walk up again.
+ */
+static void
+dec_walk(void *arg, const struct walk *w)
+{
+	struct dec_buf *b = arg;
+	struct dec_run *r = b->r;
+	uint32_t k;
+
+	r->st->blocks++;
+	r->st->instructions += w->len;
+	dec_enter(b, w->ip);
+	for (k = 0; k < w->ntr; k++) {
+		const struct walk_tr *t = walk_tr_at(r->wc, w->tr + k);
+
+		dec_transition(b, t, b->icount + t->idx);
+	}
+	dec_set_pend(b, w->term, w->term_ip, w->term_size, w->leaves,
+	    b->icount + w->len - 1);
+	b->icount += w->len;
+	b->last_ip = w->term_ip;
+}
+
 static int
 dec_block(struct dec_buf *b, const struct pt_block *blk)
 {
@@ -541,15 +583,7 @@ dec_block(struct dec_buf *b, const struct pt_block *blk)
 	const struct walk *w;
 	uint32_t rem = blk->ninsn, base = 0, k;
 
-	/*
-	 * A conditional branch not taken, or taken inside its function
-	 * without --all-branches (the common cases), writes nothing.
-	 */
-	if (b->pend.kind == WK_COND && (blk->ip == b->pend.fall ||
-	    (!(b->pend.leaves & WL_LEAVES) && !r->o->all_branches)))
-		b->pend.kind = WK_NONE;
-	else if (b->pend.kind != WK_NONE)
-		dec_resolve(b, blk->ip, 0);
+	dec_enter(b, blk->ip);
 	w = walk_get(r->wc, blk->ip, blk->isid, blk->mode);
 	if (w == NULL)
 		return -MT_E_NOMEM;
@@ -963,6 +997,22 @@ dec_stretch(struct dec_buf *b, int st)
 		 * Past pts_eos libipt may still decode linear code until it
 		 * needs trace; the next call then says -pte_eos.
 		 */
+		/*
+		 * The cached decoder's fast path, where nothing but the
+		 * blocks happens: relative time, not at a -j seam.
+		 */
+		if (b->cfg != NULL && !perf && (b->u == NULL ||
+		    (!b->in_join && (b->u->seg == 0 || b->res->marked)))) {
+			st = cfg_run(b->cfg, dec_walk, b);
+			if (st != CFG_SLOW) {
+				if (b->r->prog != NULL &&
+				    mt_progress_due(&b->r->prog->p))
+					dec_progress(b);
+				if (st < 0)
+					return st;
+				continue;
+			}
+		}
 		if (b->in_join)
 			dec_offset(b, &b->join_off);
 		st = dec_next(b, &blk);
@@ -1093,7 +1143,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 	}
 	dec_config(r->s, a, &cfg);
 	if (r->cfg) {
-		b.cfg = cfg_new(&cfg, r->is, b.pid, r->wc);
+		b.cfg = cfg_new(&cfg, r->is, b.pid, r->wc, r->cfg == 2);
 		if (b.cfg == NULL)
 			return -MT_E_NOMEM;
 	} else {
@@ -1195,6 +1245,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 out:
 	pt_blk_free_decoder(b.dec);
 	r->cfg_full = cfg_full(b.cfg);
+	r->cfg_pq = cfg_pq_refused(b.cfg);
 	cfg_free(b.cfg);
 	return rc;
 }
@@ -1351,15 +1402,31 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 		rc = -MT_E_IO;
 	if (rc >= 0) {
 		r->w = tw;
-		r->cfg = 1;
+		r->cfg = 2;
 		rc = dec_buffer(r, a, NULL, NULL, NULL);
+		if (rc == CFG_ABORT && r->cfg_pq) {
+			/* mt's query layer refused it: libipt's */
+			*r->st = saved;
+			r->nseen = nseen;
+			r->st->cfg_pq_refused++;
+			rc = mt_evw_flush(tw);
+			if (rc >= 0 && (ftruncate(fd, hdr) < 0 ||
+			    lseek(fd, hdr, SEEK_SET) < 0))
+				rc = -MT_E_IO;
+			r->cfg = 1;
+			if (rc >= 0)
+				rc = dec_buffer(r, a, NULL, NULL, NULL);
+		}
 		r->cfg = 0;
 		r->w = out;
 	}
 	if (rc == CFG_ABORT) {
+		uint64_t pqr = r->st->cfg_pq_refused - saved.cfg_pq_refused;
+
 		*r->st = saved;
 		r->nseen = nseen;
 		r->st->cfg_fallbacks++;
+		r->st->cfg_pq_refused += pqr;
 		if (r->cfg_full)
 			r->st->cfg_full++;
 		mt_evw_free(tw);
@@ -1394,22 +1461,36 @@ dec_cfg_unit(struct dec_run *c, const struct dec_unit *u,
     size_t nseen)
 {
 	struct decode_stats saved = *st;
+	uint64_t pqr;
 	off_t start;
 	int rc;
 
 	if (mt_evw_flush(w) < 0 || (start = lseek(u->fd, 0, SEEK_CUR)) < 0)
 		return -MT_E_IO;
-	c->cfg = 1;
+	c->cfg = 2;
 	rc = dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
+	if (rc == CFG_ABORT && c->cfg_pq) {
+		/* mt's query layer refused it: libipt's */
+		*st = saved;
+		c->nseen = nseen;
+		st->cfg_pq_refused++;
+		if (mt_evw_flush(w) < 0 || ftruncate(u->fd, start) < 0 ||
+		    lseek(u->fd, start, SEEK_SET) < 0)
+			return -MT_E_IO;
+		c->cfg = 1;
+		rc = dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
+	}
 	c->cfg = 0;
 	if (rc != CFG_ABORT) {
 		if (rc >= 0)
 			st->cfg_buffers++;
 		return rc;
 	}
+	pqr = st->cfg_pq_refused - saved.cfg_pq_refused;
 	*st = saved;
 	c->nseen = nseen;
 	st->cfg_fallbacks++;
+	st->cfg_pq_refused += pqr;
 	if (c->cfg_full)
 		st->cfg_full++;
 	if (mt_evw_flush(w) < 0 || ftruncate(u->fd, start) < 0 ||

@@ -81,6 +81,8 @@ struct decode_stats {
 	uint64_t cfg_buffers;	/* buffers the cached decoder decoded */
 	uint64_t cfg_fallbacks;	/* buffers it gave back to libipt */
 	uint64_t cfg_full;	/* of them: because its cache was full */
+	uint64_t cfg_pq_refused;	/* buffers mt's query layer (pq.h)
+					 * gave to libipt's query decoder */
 	uint64_t jmp_unknown_src;	/* unconditional jumps from code in no
 					 * known function into code in none
 					 * (not written) */

@@ -261,6 +261,10 @@ info_print_stats(FILE *fp, const struct decode_stats *st)
 	}
 	if (st->cfg_full > 0)
 		fprintf(fp, "cache-full: %" PRIu64 "\n", st->cfg_full);
+	/* buffers mt's query layer (pq.h) left to libipt's */
+	if (st->cfg_pq_refused > 0)
+		fprintf(fp, "cache-libipt-query: %" PRIu64 "\n",
+		    st->cfg_pq_refused);
 	fprintf(fp, "jumps-unknown-source: %" PRIu64 "\n",
 	    st->jmp_unknown_src);
 	fprintf(fp, "jumps-unknown-target: %" PRIu64 "\n",

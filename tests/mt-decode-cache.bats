@@ -136,8 +136,13 @@ PY
 cache-fallbacks: 1" ]
 }
 
+# mt's own query layer (mt-decode/pq.c) decodes the packets of all but
+# "timing", whose TSC it leaves to libipt's query decoder
+# (cache-libipt-query); "nomode" has no MODE.Exec, where libipt decodes no
+# instruction (the cached decoder took such code as 64-bit before).
 @test "mt-decode cache: every synthetic scenario decodes to libipt's stream; errors go back to libipt" {
-	for s in calls ipcomp psb ovf nomap corrupt midpacket syscall kernel irq filter; do
+	for s in calls ipcomp psb ovf nomap corrupt midpacket syscall kernel irq \
+		filter tailcall tsx packets timing nomode; do
 		"$T/ptgen" "$s" "$T/$s.pt"
 		f=()
 		[ "$s" = filter ] && f=(--filter 0x400000-0x400fff)
@@ -146,9 +151,13 @@ cache-fallbacks: 1" ]
 		same "$T/$s.snap"
 		same "$T/$s.snap" --all-branches
 		case $s in
-		nomap|corrupt|psb)	# a decode error, or a PSB+ it refuses
+		nomap|corrupt|psb|tsx|nomode)	# a decode error, or events
+			# that bind inside a block
 			[ "$(cat "$T/cache")" = "cache-buffers: 0
 cache-fallbacks: 1" ] ;;
+		timing)	[ "$(cat "$T/cache")" = "cache-buffers: 1
+cache-fallbacks: 0
+cache-libipt-query: 1" ] ;;
 		*)	[ "$(cat "$T/cache")" = "cache-buffers: 1
 cache-fallbacks: 0" ] ;;
 		esac
@@ -167,4 +176,20 @@ cache-fallbacks: 0" ] ;;
 		done
 	done
 	grep -q '^info clock perf' "$T/cache.ev"
+}
+
+# The software backends' captures have perf time (their virtual clock's
+# TSC, MTC and CYC): the same stream with and without the cache option.
+@test "mt-decode cache: emulate and qemu captures decode to libipt's stream" {
+	command -v qemu-x86_64 > /dev/null || skip "needs qemu-x86_64 (qemu-user)"
+	cc -O1 -o "$T/recurse" "$MT_ROOT/tests/data/emu/recurse.c"
+	mt-capture run -q -b qemu -o "$T/q.snap" -- "$T/recurse"
+	mt-capture run -q -b emulate -o "$T/e.snap" -- "$T/recurse"
+	for snap in "$T/q.snap" "$T/e.snap"; do
+		same "$snap"
+		same "$snap" --all-branches -j 2
+		[ ! -s "$T/cache" ]
+		grep -q '^info clock perf' "$T/cache.ev"
+		[ "$(grep -c '^call ' "$T/cache.ev")" -gt 10 ]
+	done
 }

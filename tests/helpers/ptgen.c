@@ -57,6 +57,16 @@
  *              begins at main and aborts in f at its ret (MODE.TSX abort
  *              + FUP 0x400025 + TIP to the abort handler 0x400007); a
  *              round (the PSB+ restates MODE.TSX: not a change)
+ *
+ * Only compared between mt-decode's decoders (tests/mt-decode-cache.bats):
+ *   packets    a PSB+ with PAD, PIP, VMCS and CBR; a round whose bits come
+ *              in a TNT-64; a CBR and PADs; a round whose two bits come in
+ *              two TNT-8; OVF resolved with tracing off (TIP.PGE at main);
+ *              a round
+ *   timing     a PSB+ with TSC, a round, a TSC, a round (timing packets
+ *              without a time conversion: relative time)
+ *   nomode     the "calls" stream without MODE.Exec: libipt decodes no
+ *              instruction in an unknown mode (an error)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -140,19 +150,44 @@ ip(enum pt_packet_type t, enum pt_ip_compression ipc, uint64_t addr)
 	put(&p);
 }
 
-/* TNT-8 of @n bits, @bits given oldest first as the low bits of a string. */
+/* A TNT packet (@t: TNT-8 or TNT-64) of @bits, given oldest first as a
+ * string of 0 and 1. */
 static void
-tnt(const char *bits)
+tnt_of(enum pt_packet_type t, const char *bits)
 {
 	struct pt_packet p;
 	size_t i;
 
 	memset(&p, 0, sizeof(p));
-	p.type = ppt_tnt_8;
+	p.type = t;
 	p.payload.tnt.bit_size = (uint8_t)strlen(bits);
 	for (i = 0; bits[i]; i++)	/* oldest branch is the MSB */
 		p.payload.tnt.payload = p.payload.tnt.payload << 1 |
 		    (uint64_t)(bits[i] == '1');
+	put(&p);
+}
+
+static void
+tnt(const char *bits)
+{
+	tnt_of(ppt_tnt_8, bits);
+}
+
+/* A packet of type @t with one numeric payload field (PIP, VMCS, CBR,
+ * TSC). */
+static void
+num(enum pt_packet_type t, uint64_t v)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = t;
+	switch (t) {
+	case ppt_pip: p.payload.pip.cr3 = v; break;
+	case ppt_vmcs: p.payload.vmcs.base = v; break;
+	case ppt_cbr: p.payload.cbr.ratio = (uint8_t)v; break;
+	default: p.payload.tsc.tsc = v; break;
+	}
 	put(&p);
 }
 
@@ -170,18 +205,25 @@ mode_tsx(int intx, int abrt)
 	put(&p);
 }
 
-/* PSB+ with MODE.Exec (64-bit), MODE.TSX if @tsx, FUP @fup if not 0. */
+/* MODE.Exec: 64-bit. */
 static void
-psb_plus_mode(uint64_t fup, int tsx)
+mode_exec(void)
 {
 	struct pt_packet p;
 
-	pkt(ppt_psb);
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec.csl = 1;
 	put(&p);
+}
+
+/* PSB+ with MODE.Exec (64-bit), MODE.TSX if @tsx, FUP @fup if not 0. */
+static void
+psb_plus_mode(uint64_t fup, int tsx)
+{
+	pkt(ppt_psb);
+	mode_exec();
 	if (tsx)
 		mode_tsx(0, 0);
 	if (fup)
@@ -311,6 +353,43 @@ scenario(const char *s)
 		tsx(0, 1, CODE + 0x25);
 		ip(ppt_tip, pt_ipc_sext_48, CODE + 0x07);
 		psb_plus_mode(CODE, 1);
+		round_std();
+	} else if (strcmp(s, "packets") == 0) {
+		pkt(ppt_psb);
+		pkt(ppt_pad);
+		num(ppt_pip, 0x1000);
+		num(ppt_vmcs, 0x2000);
+		num(ppt_cbr, 20);
+		mode_exec();
+		ip(ppt_fup, pt_ipc_sext_48, CODE);
+		pkt(ppt_psbend);
+		tnt_of(ppt_tnt_64, "11");
+		ip(ppt_tip, pt_ipc_sext_48, CODE + 0x30);
+		ip(ppt_tip, pt_ipc_update_16, CODE + 0x07);
+		num(ppt_cbr, 21);
+		pkt(ppt_pad);
+		pkt(ppt_pad);
+		tnt("1");
+		tnt("1");
+		ip(ppt_tip, pt_ipc_sext_48, CODE + 0x30);
+		ip(ppt_tip, pt_ipc_sext_48, CODE + 0x07);
+		pkt(ppt_ovf);
+		ip(ppt_tip_pge, pt_ipc_sext_48, CODE);
+		round_std();
+	} else if (strcmp(s, "timing") == 0) {
+		pkt(ppt_psb);
+		num(ppt_tsc, 0x10000);
+		pkt(ppt_psbend);
+		mode_exec();
+		ip(ppt_tip_pge, pt_ipc_sext_48, CODE);
+		round_std();
+		num(ppt_tsc, 0x20000);
+		round_std();
+	} else if (strcmp(s, "nomode") == 0) {
+		pkt(ppt_psb);
+		ip(ppt_fup, pt_ipc_sext_48, CODE);
+		pkt(ppt_psbend);
+		round_std();
 		round_std();
 	} else if (strcmp(s, "filter") == 0) {
 		psb_plus(CODE);
