@@ -41,6 +41,11 @@ struct cfg_dec {
 	} sec;				/* the section looked up last */
 	uint64_t max_walks;		/* bound on the walk cache */
 	int full;			/* 1: it reached the bound */
+	/* cfg_run: per walk index, the walk index + 1 reached by its
+	 * conditional branch taken [0] and not taken [1] (0: not known);
+	 * per decoder, whose process and image do not change */
+	uint32_t (*succ)[2];
+	uint32_t nsucc;
 };
 
 struct cfg_dec *
@@ -95,6 +100,7 @@ cfg_free(struct cfg_dec *d)
 	if (d->pq != NULL)
 		pq_fini(d->pq);
 	free(d->pq);
+	free(d->succ);
 	free(d);
 }
 
@@ -655,36 +661,70 @@ cfg_next(struct cfg_dec *d, struct pt_block *blk)
 	return cfg_trailing_event(d);
 }
 
+/* Remember that walk @from's branch @which leads to walk @to. */
+static void
+cfg_link(struct cfg_dec *d, uint32_t from, int which, uint32_t to)
+{
+	uint32_t n;
+	uint32_t (*ns)[2];
+
+	if (from >= d->nsucc) {
+		n = d->nsucc ? d->nsucc : 1024;
+		while (n <= from)
+			n *= 2;
+		ns = realloc(d->succ, n * sizeof(*ns));
+		if (ns == NULL)
+			return;		/* only a cache */
+		memset(ns + d->nsucc, 0, (n - d->nsucc) * sizeof(*ns));
+		d->succ = ns;
+		d->nsucc = n;
+	}
+	d->succ[from][which] = to + 1;
+}
+
 int
 cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 {
-	const struct walk *w;
-	const struct walk_tr *t;
+	const struct walk *w, *base = walk_array(d->wc);
+	const struct walk_tr *tr;
 	uint64_t nw, ni;
-	uint32_t k;
-	int isid, rc, taken, n = 0;
+	uint32_t k, from = 0, next = 0, at;
+	int isid, rc, taken = 0, n = 0, link = 0;
 
 	if (d->process_event || !d->enabled || d->mode == ptem_unknown ||
 	    (d->status & (pts_event_pending | pts_eos)))
 		return CFG_SLOW;
 	for (;;) {
-		walk_cache_counts(d->wc, &nw, &ni);
-		if (nw >= d->max_walks)
-			break;		/* cfg_next says so */
-		isid = cfg_isid(d, d->ip);
-		if (isid < 0)
-			break;
-		w = walk_get(d->wc, d->ip, isid, d->mode);
-		if (w == NULL || w->len == 0 || w->term == WK_NONE ||
+		if (next != 0) {
+			/* the walk this branch led to before */
+			w = base + next - 1;
+		} else {
+			walk_cache_counts(d->wc, &nw, &ni);
+			if (nw >= d->max_walks)
+				break;	/* cfg_next says so */
+			isid = cfg_isid(d, d->ip);
+			if (isid < 0)
+				break;
+			w = walk_get(d->wc, d->ip, isid, d->mode);
+			if (w == NULL)
+				break;
+			base = walk_array(d->wc);
+			if (link)
+				cfg_link(d, from, !taken, (uint32_t)(w - base));
+		}
+		if (w->len == 0 || w->term == WK_NONE ||
 		    w->len > CFG_MAX_NINSN)
 			break;		/* cfg_next's blocks */
-		for (k = 0; k < w->ntr; k++) {
-			t = walk_tr_at(d->wc, w->tr + k);
-			if (t->kind == WK_CALL)
-				cfg_push(d, t->from + t->size);
+		if (w->ntr > 0) {
+			tr = walk_tr_array(d->wc) + w->tr;
+			for (k = 0; k < w->ntr; k++)
+				if (tr[k].kind == WK_CALL)
+					cfg_push(d, tr[k].from + tr[k].size);
 		}
 		n++;
 		fn(arg, w);	/* w stays valid until the next walk_get */
+		link = 0;
+		next = 0;
 		if (w->term == WK_COND && d->pq != NULL) {
 			/* cfg_branch's query, without its switch */
 			rc = pq_tnt_fast(d->pq);
@@ -701,6 +741,11 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 			d->ip = taken ? w->term_target :
 			    w->term_ip + w->term_size;
 			d->status = rc;
+			at = (uint32_t)(w - base);
+			if (at < d->nsucc)
+				next = d->succ[at][!taken];
+			from = at;
+			link = next == 0;
 		} else {
 			d->ip = w->term_ip;
 			rc = cfg_branch(d, w);

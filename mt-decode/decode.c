@@ -565,10 +565,11 @@ dec_walk(void *arg, const struct walk *w)
 	r->st->blocks++;
 	r->st->instructions += w->len;
 	dec_enter(b, w->ip);
-	for (k = 0; k < w->ntr; k++) {
-		const struct walk_tr *t = walk_tr_at(r->wc, w->tr + k);
+	if (w->ntr > 0) {
+		const struct walk_tr *tr = walk_tr_array(r->wc) + w->tr;
 
-		dec_transition(b, t, b->icount + t->idx);
+		for (k = 0; k < w->ntr; k++)
+			dec_transition(b, &tr[k], b->icount + tr[k].idx);
 	}
 	dec_set_pend(b, w->term, w->term_ip, w->term_size, w->leaves,
 	    b->icount + w->len - 1);

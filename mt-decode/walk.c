@@ -71,6 +71,18 @@ walk_tr_at(const struct walk_cache *wc, uint32_t i)
 	return &wc->tr[i];
 }
 
+const struct walk *
+walk_array(const struct walk_cache *wc)
+{
+	return wc->w;
+}
+
+const struct walk_tr *
+walk_tr_array(const struct walk_cache *wc)
+{
+	return wc->tr;
+}
+
 int
 walk_leaves(const struct walk_cache *wc, uint64_t from, uint64_t to)
 {

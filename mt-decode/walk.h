@@ -101,6 +101,12 @@ const struct walk *walk_get(struct walk_cache *wc, uint64_t ip, int isid,
     int mode);
 /* Transition @i of the cache (walk->tr + k for k < walk->ntr). */
 const struct walk_tr *walk_tr_at(const struct walk_cache *wc, uint32_t i);
+/*
+ * The cache's walks (index i: walk_array(wc) + i) and transitions as
+ * arrays, for loops that index them; valid until the next walk_get().
+ */
+const struct walk *walk_array(const struct walk_cache *wc);
+const struct walk_tr *walk_tr_array(const struct walk_cache *wc);
 /* Walks made and instructions decoded for them so far. */
 void walk_cache_counts(const struct walk_cache *wc, uint64_t *walks,
     uint64_t *insns);
