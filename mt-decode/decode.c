@@ -1582,6 +1582,28 @@ dec_runs_decode(struct dec_run *r, const struct mt_snap *s, int jobs)
 	return rc;
 }
 
+/*
+ * PT bytes that make a worker worth its cost when -j is not given: each
+ * worker walks its code anew, copies the images, and on the 2-CPU
+ * machines the bench runs on a second thread costs CPU (bench/RESULTS.md).
+ */
+#define DEC_AUTO_BYTES	(8u << 20)
+
+/* Workers for @s: o->jobs, fewer on little work when -j was not given. */
+static int
+dec_jobs(const struct decode_opts *o, const struct mt_snap *s)
+{
+	uint64_t pt = 0;
+	size_t i;
+
+	if (!o->jobs_auto)
+		return o->jobs;
+	for (i = 0; i < s->naux; i++)
+		pt += s->aux[i].len;
+	pt /= DEC_AUTO_BYTES;	/* workers the work is worth */
+	return pt < 1 ? 1 : pt < (uint64_t)o->jobs ? (int)pt : o->jobs;
+}
+
 int
 decode_run(const struct decode_opts *o, const struct mt_snap *s,
     struct mt_evw *w, struct decode_stats *st, struct decode_diag *d)
@@ -1618,7 +1640,7 @@ decode_run(const struct decode_opts *o, const struct mt_snap *s,
 	}
 	rc = dec_header(&r);
 	if (rc >= 0 && dec_has_switches(&r)) {
-		rc = dec_runs_decode(&r, s, o->jobs);
+		rc = dec_runs_decode(&r, s, dec_jobs(o, s));
 		goto out;
 	}
 	/*
@@ -1626,8 +1648,8 @@ decode_run(const struct decode_opts *o, const struct mt_snap *s,
 	 * also takes timed traces with split buffers under -j 1.
 	 */
 	if (rc >= 0)
-		rc = par_decode(&r, s, r.is, st, o->jobs, o->out_fd, w,
-		    r.prog);
+		rc = par_decode(&r, s, r.is, st, dec_jobs(o, s),
+		    !o->jobs_auto, o->out_fd, w, r.prog);
 	if (rc == PAR_SEQUENTIAL)
 		for (rc = 0, i = 0; rc >= 0 && i < s->naux; i++)
 			rc = dec_seq_buffer(&r, i, NULL);

@@ -28,6 +28,8 @@ struct decode_opts {
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;
 	int jobs;		/* -j: decoding threads (parallel.c) */
+	int jobs_auto;		/* -j not given: jobs is the CPUs, and
+				 * decode_run uses fewer on little work */
 	int no_cache;		/* --no-cache: libipt's block decoder only */
 	int out_fd;		/* the output's fd, written directly under -j */
 	struct decode_progress *progress;	/* NULL: no progress lines */

@@ -51,7 +51,8 @@ usage(FILE *fp)
 	    "  -f, --force          read a snapshot from a terminal\n"
 	    "  -h, --help           this text\n"
 	    "  -i, --info           describe the snapshot instead\n"
-	    "  -j, --jobs N         decoding threads (default: online CPUs)\n"
+	    "  -j, --jobs N         decoding threads (default: online CPUs,\n"
+	    "                       one per 8 MiB of PT at most)\n"
 	    "  --no-cache           decode with libipt's block decoder only\n"
 	    "  -o, --output FILE    write the events to FILE (default stdout)\n"
 	    "  -q, --quiet          no warnings, no progress line\n"
@@ -111,6 +112,7 @@ parse_args(struct main_opts *o, int argc, char **argv)
 				return 2;
 			}
 			o->d.jobs = (int)jobs;
+			o->d.jobs_auto = 0;
 			break;
 		case 'o': o->out = optarg; break;
 		case 'q': o->quiet = 1; break;
@@ -230,6 +232,7 @@ main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 256 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	o.d.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);	/* -j default */
+	o.d.jobs_auto = 1;
 	if (parse_args(&o, argc, argv) != 0)
 		return 2;
 	o.d.source = o.in;

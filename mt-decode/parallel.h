@@ -50,13 +50,16 @@ struct runs;
  * Decode every buffer of @s with @jobs threads; @w (header written) is
  * flushed, then the streams are written to @out_fd.  Counters are added
  * to @st.  Progress lines go to @prog (NULL: none) from the calling
- * thread while it waits for the next buffer.  Returns 0, PAR_SEQUENTIAL
+ * thread while it waits for the next buffer.  @split 0: a buffer
+ * without timing packets is not cut into segments (their seams and the
+ * rewrite of their relative times cost more CPU than -j 1; timed
+ * buffers are cut the same whatever -j).  Returns 0, PAR_SEQUENTIAL
  * (nothing done), or what the first failing buffer returned (-MT_E_*),
  * or -MT_E_IO (output, errno set).
  */
 int par_decode(struct dec_run *r, const struct mt_snap *s,
-    struct image_set *is, struct decode_stats *st, int jobs, int out_fd,
-    struct mt_evw *w, struct decode_progress *prog);
+    struct image_set *is, struct decode_stats *st, int jobs, int split,
+    int out_fd, struct mt_evw *w, struct decode_progress *prog);
 
 /*
  * Per-CPU buffers with switches (runs.h): each buffer decoded whole by

@@ -255,6 +255,33 @@ soft_capture() {
 	[ "$(grep -c '^trigger ' "$T/s8.ev")" -eq 1 ]
 }
 
+# Without -j: a worker per 8 MiB of PT at most, and a buffer without
+# timing packets is not cut (its seams and time rewrite cost more CPU than
+# they save); -j 2 still cuts it.  A real trace 24 times over: 17 MB.
+@test "mt-decode without -j: a long relative-time buffer is not cut into segments, -j 2 cuts it" {
+	[ -f "$RP/mruby/trace" ] || skip "needs the real traces in $RP"
+	[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs 2 CPUs"
+	for i in $(seq 24); do cat "$RP/mruby/trace"; done > "$T/big.pt"
+	mt-capture import-raw --pt "$T/big.pt" \
+		--pages "$RP/mruby/addr,$RP/mruby/dump" \
+		--filter 0x400000-0x4b6000 -o "$T/big.snap"
+	run mt-decode -s -o "$T/big.d" "$T/big.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *segment-joins* ]]
+	[[ "$output" == *"cache-buffers: 1"* ]]
+	run mt-decode -j 2 -s -o "$T/big.2" "$T/big.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"segment-joins: "* ]]
+	cmp "$T/big.d" "$T/big.2"
+	# a small trace: one worker whatever the CPUs
+	[ -f "$T/mruby.snap" ] || mt-capture import-raw --pt "$RP/mruby/trace" \
+		--pages "$RP/mruby/addr,$RP/mruby/dump" \
+		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
+	MT_DECODE_SEGMENT_BYTES=64 run mt-decode -s -o /dev/null "$T/mruby.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *segment-joins* ]]
+}
+
 @test "mt-decode -j with a bad count is a usage error, exit 2" {
 	run mt-decode -j 0 "$T/tsc.snap"
 	[ "$status" -eq 2 ]
