@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/sendfile.h>
 
 #include <intel-pt.h>
 
@@ -1438,6 +1439,17 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 		rc = mt_evw_flush(tw);
 	if (rc >= 0 && lseek(fd, hdr, SEEK_SET) < 0)
 		rc = -MT_E_IO;
+	/* The kernel copies (no read into and write from here), when it can. */
+	if (rc >= 0 && r->o->out_fd >= 0)
+		rc = mt_evw_flush(out);
+	while (rc >= 0 && r->o->out_fd >= 0 &&
+	    (n = sendfile(r->o->out_fd, fd, NULL, 1 << 30)) != 0) {
+		if (n < 0 && errno != EINTR) {
+			if (errno != EINVAL && errno != ENOSYS)
+				rc = -MT_E_IO;
+			break;	/* not with this output: read and write */
+		}
+	}
 	while (rc >= 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0)
 			rc = -MT_E_IO;
