@@ -552,6 +552,8 @@ dec_enter(struct dec_buf *b, uint64_t ip)
 		dec_resolve(b, ip, 0);
 }
 
+static inline void dec_loop_reset(struct dec_buf *b);
+
 /*
  * A block of exactly walk @w, its branch last (cfg_run): what dec_block
  * does with such a block, without looking the walk up again.
@@ -565,6 +567,7 @@ dec_walk(void *arg, const struct walk *w)
 
 	r->st->blocks++;
 	r->st->instructions += w->len;
+	dec_loop_reset(b);	/* its branch takes trace */
 	dec_enter(b, w->ip);
 	if (w->ntr > 0) {
 		const struct walk_tr *tr = walk_tr_array(r->wc) + w->tr;
@@ -1003,7 +1006,7 @@ dec_stretch(struct dec_buf *b, int st)
 		 * The cached decoder's fast path, where nothing but the
 		 * blocks happens: relative time, not at a -j seam.
 		 */
-		if (b->cfg != NULL && !perf && (b->u == NULL ||
+		if (b->cfg != NULL && !perf && !b->xol && (b->u == NULL ||
 		    (!b->in_join && (b->u->seg == 0 || b->res->marked)))) {
 			st = cfg_run(b->cfg, dec_walk, b);
 			if (st != CFG_SLOW) {
