@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Packet generation for the software PT backend (see emu-pt.h).  libipt's
- * encoder writes each packet's bytes; everything the encoder leaves to its
- * caller is tracked here: the last IP for IP compression, pending TNT bits,
- * the return-compression stack, the PSB byte counter and the timing state.
+ * Packet generation for the software PT backend (see emu-pt.h).  The
+ * packets of every block (TNT, TIP, FUP, TIP.PGE/PGD, CYC, MTC) are written
+ * here byte by byte, in the encoding libipt's encoder gives them
+ * (tests/unit/test-emu-pt.c re-encodes every packet with pt_enc_next and
+ * compares); the rare PSB+ group goes through libipt's encoder.  Also
+ * tracked here: the last IP for IP compression, pending TNT bits, the
+ * return-compression stack, the PSB byte counter and the timing state.
+ *
+ * The hot path runs once per executed block under QEMU (emu-pt.h's inline
+ * functions): a TNT bit is a shift into a word with a stop bit, and the
+ * per-block tick one comparison with a precomputed deadline (deadline()).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,36 +20,7 @@
 #include "emu-pt.h"
 #include "err.h"
 
-#define RETSTACK_SIZE	64	/* libipt's pt_retstack_size */
-#define TNT_MAX		47	/* bits in one TNT-64 packet */
 #define TNT8_MAX	6	/* bits in one TNT-8 packet */
-#define SCRATCH		128	/* one PSB+ group fits */
-
-struct mt_emu_pt {
-	struct pt_encoder *enc;		/* writes into scratch */
-	uint8_t scratch[SCRATCH];	/* packets not yet given to sink */
-	size_t nscratch;		/* bytes in scratch */
-	mt_emu_pt_sink_fn sink;		/* receives bytes; not owned */
-	void *ctx;			/* sink's argument */
-	/* Configuration. */
-	int tsc_on, mtc_on, cyc_on, retcomp;
-	unsigned mtc_freq;		/* MTC every 2^mtc_freq CTC ticks */
-	uint64_t psb_period;		/* bytes between PSBs */
-	/* State. */
-	int started;			/* a PSB+ was written */
-	int psb_due;			/* the next enable writes PSB+ */
-	int enabled;			/* PacketEn */
-	uint64_t last_ip;		/* IP compression reference */
-	uint64_t tnt;			/* pending TNT bits, newest lowest */
-	unsigned ntnt;			/* number of pending bits */
-	uint64_t ret[RETSTACK_SIZE + 1];	/* return addresses (ring) */
-	unsigned top, bottom;		/* ring indices as libipt's */
-	uint64_t bytes;			/* bytes written in all */
-	uint64_t psb_bytes;		/* value of bytes at the last PSB */
-	uint64_t mtc_last;		/* CTC >> mtc_freq at the last MTC */
-	uint64_t cyc_last;		/* tsc at the last CYC */
-	uint64_t tsc_last;		/* tsc of the last event */
-};
 
 static int
 put(struct mt_emu_pt *pt, const struct pt_packet *pkt)
@@ -59,17 +37,53 @@ put(struct mt_emu_pt *pt, const struct pt_packet *pkt)
 	return 0;
 }
 
+/*
+ * The clock at which mt_emu_pt_tick() has work: the next MTC period, 0
+ * once a PSB+ is due, and 0 while packets are off (so that a caller's
+ * fast path that tests only this falls to the slow one, where nothing
+ * happens).  Every function that writes packets or changes what this
+ * depends on ends through spill() or drain(), which set it.
+ */
+static void
+deadline(struct mt_emu_pt *pt)
+{
+	if (!pt->enabled)
+		pt->tick_at = 0;
+	else if (pt->bytes + pt->nscratch >= pt->psb_due)
+		pt->tick_at = 0;
+	else
+		pt->tick_at = pt->mtc_next;
+}
+
+/* Give the sink every byte of scratch. */
 static int
 drain(struct mt_emu_pt *pt)
 {
-	int rc;
+	int rc = 0;
 
-	if (pt->nscratch == 0)
-		return 0;
-	rc = pt->sink(pt->ctx, pt->scratch, pt->nscratch);
-	pt->bytes += pt->nscratch;
-	pt->nscratch = 0;
+	if (pt->nscratch > 0) {
+		rc = pt->sink(pt->ctx, pt->scratch, pt->nscratch);
+		pt->bytes += pt->nscratch;
+		pt->nscratch = 0;
+	}
+	deadline(pt);
 	return rc;
+}
+
+/*
+ * Drain once scratch is half full: packets reach the sink in batches, not
+ * one call each.  Every function that writes packets calls this at its end
+ * and adds less than half of scratch before it, so scratch never fills.
+ * The calls that end or stop the stream (flush, enable, disable) drain
+ * all.
+ */
+static int
+spill(struct mt_emu_pt *pt)
+{
+	if (pt->nscratch >= MT_EMU_PT_SCRATCH / 2)
+		return drain(pt);
+	deadline(pt);
+	return 0;
 }
 
 static int
@@ -82,35 +96,86 @@ put_simple(struct mt_emu_pt *pt, enum pt_packet_type type)
 	return put(pt, &pkt);
 }
 
+/* Room for one packet in scratch: the caller drains before it fills. */
+static uint8_t *
+room(struct mt_emu_pt *pt)
+{
+	return pt->scratch + pt->nscratch;
+}
+
+/* @n bytes of @v, least significant first. */
+static uint8_t *
+put_le(uint8_t *p, uint64_t v, unsigned n)
+{
+	while (n-- > 0) {
+		*p++ = (uint8_t)v;
+		v >>= 8;
+	}
+	return p;
+}
+
+/* Packet opcodes (low 5 bits of an IP packet's first byte). */
+#define OPC_TIP		0x0d
+#define OPC_TIP_PGE	0x11
+#define OPC_TIP_PGD	0x01
+#define OPC_FUP		0x1d
+#define OPC_MTC		0x59
+
 static uint64_t
 ctc_of(uint64_t tsc)
 {
 	return tsc * MT_EMU_CPUID15_EAX / MT_EMU_CPUID15_EBX;
 }
 
-/* MTC for the period @period (CTC >> mtc_freq). */
-static int
-put_mtc_pkt(struct mt_emu_pt *pt, uint64_t period)
+/* The MTC period is now @period: the next one starts at the first TSC
+ * whose CTC reaches (@period + 1) << mtc_freq. */
+static void
+mtc_set(struct mt_emu_pt *pt, uint64_t period)
 {
-	struct pt_packet pkt;
+	uint64_t ctc = (period + 1) << pt->mtc_freq;
 
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = ppt_mtc;
-	pkt.payload.mtc.ctc = (uint8_t)period;
 	pt->mtc_last = period;
-	return put(pt, &pkt);
+	pt->mtc_next = (ctc * MT_EMU_CPUID15_EBX + MT_EMU_CPUID15_EAX - 1) /
+	    MT_EMU_CPUID15_EAX;
 }
 
-static int
+/*
+ * A CYC of @cycles: the low 5 bits of the count in the first byte, 7 more
+ * in each next byte, bit 2 of the first and bit 0 of the others saying
+ * another follows.
+ */
+static void
 put_cyc_value(struct mt_emu_pt *pt, uint64_t cycles)
 {
-	struct pt_packet pkt;
+	uint8_t *p = room(pt), *q = p;
+	uint64_t v = cycles;
 
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = ppt_cyc;
-	pkt.payload.cyc.value = cycles;
 	pt->cyc_last += cycles;
-	return put(pt, &pkt);
+	*q = (uint8_t)(0x03 | (v & 0x1f) << 3);
+	v >>= 5;
+	if (v != 0)
+		*q |= 0x04;
+	q++;
+	while (v != 0) {
+		*q = (uint8_t)((v & 0x7f) << 1);
+		v >>= 7;
+		if (v != 0)
+			*q |= 1;
+		q++;
+	}
+	pt->nscratch += (size_t)(q - p);
+}
+
+/* MTC for the period @period (CTC >> mtc_freq): 59, then its low byte. */
+static void
+put_mtc_pkt(struct mt_emu_pt *pt, uint64_t period)
+{
+	uint8_t *p = room(pt);
+
+	p[0] = OPC_MTC;
+	p[1] = (uint8_t)period;
+	pt->nscratch += 2;
+	mtc_set(pt, period);
 }
 
 /*
@@ -121,123 +186,94 @@ put_cyc_value(struct mt_emu_pt *pt, uint64_t cycles)
  * CTC difference, and any other count makes its clock run fast (the
  * time it gives a packet then runs ahead of the packet's) or slow.
  */
-static int
+static void
 put_cyc(struct mt_emu_pt *pt, uint64_t tsc)
 {
 	uint64_t period, first;
-	int rc;
 
 	if (!pt->cyc_on || tsc <= pt->cyc_last)
-		return 0;
+		return;
 	period = ctc_of(tsc) >> pt->mtc_freq;
 	if (pt->mtc_on && pt->started && period != pt->mtc_last) {
 		first = (period << pt->mtc_freq) * MT_EMU_CPUID15_EBX /
 		    MT_EMU_CPUID15_EAX;
-		if (first > pt->cyc_last &&
-		    (rc = put_cyc_value(pt, first - pt->cyc_last)) < 0)
-			return rc;
-		if ((rc = put_mtc_pkt(pt, period)) < 0)
-			return rc;
+		if (first > pt->cyc_last)
+			put_cyc_value(pt, first - pt->cyc_last);
+		put_mtc_pkt(pt, period);
 	}
-	return tsc > pt->cyc_last ? put_cyc_value(pt, tsc - pt->cyc_last) : 0;
+	if (tsc > pt->cyc_last)
+		put_cyc_value(pt, tsc - pt->cyc_last);
 }
 
 /*
- * IP compression as hardware chooses it: the fewest bytes that rebuild
- * @ip from the last IP, else sign-extended 48 bits, else the full IP.
+ * An IP packet, @opc, with the compression hardware chooses: the fewest
+ * bytes that rebuild @ip from the last IP, else sign-extended 48 bits,
+ * else the full IP (IPBytes in bits 7:5: 1 = 16, 2 = 32, 3 = sext 48,
+ * 6 = 64 bits of IP follow).  @suppress: IPBytes 0, no IP.
  */
-static int
-put_ip(struct mt_emu_pt *pt, enum pt_packet_type type, uint64_t ip,
-    int suppress)
+static void
+put_ip(struct mt_emu_pt *pt, uint8_t opc, uint64_t ip, int suppress)
 {
-	struct pt_packet pkt;
-	uint64_t top17;
+	uint8_t *p = room(pt), *q;
+	uint64_t top17 = ip >> 47;
+	unsigned ipc, n;
 
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = type;
-	pkt.payload.ip.ip = ip;
 	if (suppress) {
-		pkt.payload.ip.ipc = pt_ipc_suppressed;
-		pkt.payload.ip.ip = 0;
-		return put(pt, &pkt);
+		*p = opc;
+		pt->nscratch++;
+		return;
 	}
-	top17 = ip >> 47;
 	if ((ip >> 16) == (pt->last_ip >> 16))
-		pkt.payload.ip.ipc = pt_ipc_update_16;
+		ipc = 1, n = 2;
 	else if ((ip >> 32) == (pt->last_ip >> 32))
-		pkt.payload.ip.ipc = pt_ipc_update_32;
+		ipc = 2, n = 4;
 	else if (top17 == 0 || top17 == 0x1ffff)
-		pkt.payload.ip.ipc = pt_ipc_sext_48;
+		ipc = 3, n = 6;
 	else
-		pkt.payload.ip.ipc = pt_ipc_full;
+		ipc = 6, n = 8;
 	pt->last_ip = ip;
-	return put(pt, &pkt);
+	*p = (uint8_t)(ipc << 5 | opc);
+	q = put_le(p + 1, ip, n);
+	pt->nscratch += (size_t)(q - p);
 }
 
+/*
+ * Pending TNT bits as one packet (CYC first).  pt->tnt holds them below a
+ * stop bit, the oldest branch the most significant (Intel SDM Vol. 3C,
+ * "Taken/Not-taken (TNT) Packet": the oldest bit sits just below the stop
+ * bit; libipt src/pt_tnt_cache.c reads them so), which is the payload of
+ * both forms: TNT-8 is that word shifted left by one (up to 6 bits),
+ * TNT-64 is 02 A3 and the word in 6 bytes (up to 47).
+ */
 static int
 flush_tnt(struct mt_emu_pt *pt)
 {
-	struct pt_packet pkt;
-	int rc;
+	unsigned n;
+	uint8_t *p;
 
-	if (pt->ntnt == 0)
+	if (pt->tnt == 1)
 		return 0;
-	rc = put_cyc(pt, pt->tsc_last);
-	if (rc < 0)
-		return rc;
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = pt->ntnt <= TNT8_MAX ? ppt_tnt_8 : ppt_tnt_64;
-	pkt.payload.tnt.bit_size = (uint8_t)pt->ntnt;
-	/* The oldest branch is the most significant bit (Intel SDM
-	 * Vol. 3C, "Taken/Not-taken (TNT) Packet": the oldest bit sits just
-	 * below the stop bit; libipt src/pt_tnt_cache.c reads them so). */
-	pkt.payload.tnt.payload = pt->tnt;
-	pt->tnt = 0;
-	pt->ntnt = 0;
-	rc = put(pt, &pkt);
-	if (rc < 0)
-		return rc;
-	return drain(pt);
-}
-
-static int
-add_tnt(struct mt_emu_pt *pt, int taken)
-{
-	pt->tnt = pt->tnt << 1 | (taken ? 1u : 0u);
-	pt->ntnt++;
-	if (pt->ntnt == TNT_MAX)
-		return flush_tnt(pt);
-	return 0;
+	n = 63 - (unsigned)__builtin_clzll(pt->tnt);
+	put_cyc(pt, pt->tsc_last);
+	p = room(pt);
+	if (n <= TNT8_MAX) {
+		*p = (uint8_t)(pt->tnt << 1);
+		pt->nscratch++;
+	} else {
+		p[0] = 0x02;
+		p[1] = 0xa3;
+		put_le(p + 2, pt->tnt, 6);
+		pt->nscratch += 8;
+	}
+	pt->tnt = 1;
+	return spill(pt);
 }
 
 static void
 retstack_clear(struct mt_emu_pt *pt)
 {
-	pt->top = pt->bottom = 0;
-}
-
-static void
-retstack_push(struct mt_emu_pt *pt, uint64_t ip)
-{
-	pt->ret[pt->top] = ip;
-	pt->top = pt->top == RETSTACK_SIZE ? 0 : pt->top + 1;
-	if (pt->top == pt->bottom)
-		pt->bottom = pt->bottom == RETSTACK_SIZE ? 0 : pt->bottom + 1;
-}
-
-/* Pops and returns 1 when the top entry is @ip, else leaves it: 0. */
-static int
-retstack_pop_if(struct mt_emu_pt *pt, uint64_t ip)
-{
-	unsigned t;
-
-	if (pt->top == pt->bottom)
-		return 0;
-	t = pt->top == 0 ? RETSTACK_SIZE : pt->top - 1;
-	if (pt->ret[t] != ip)
-		return 0;
-	pt->top = t;
-	return 1;
+	pt->top = 0;
+	pt->nret = 0;
 }
 
 /*
@@ -248,12 +284,13 @@ static int
 put_psb(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 {
 	struct pt_packet pkt;
-	uint64_t ctc;
+	uint64_t ctc, at;
 	int rc;
 
 	rc = flush_tnt(pt);
 	if (rc < 0)
 		return rc;
+	at = pt->bytes + pt->nscratch;
 	rc = put_simple(pt, ppt_psb);
 	if (rc < 0)
 		return rc;
@@ -276,7 +313,7 @@ put_psb(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 			    MT_EMU_CPUID15_EBX / MT_EMU_CPUID15_EAX);
 			if ((rc = put(pt, &pkt)) < 0)
 				return rc;
-			pt->mtc_last = ctc >> pt->mtc_freq;
+			mtc_set(pt, ctc >> pt->mtc_freq);
 		}
 	}
 	memset(&pkt, 0, sizeof(pkt));
@@ -290,15 +327,15 @@ put_psb(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	pkt.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
 	if ((rc = put(pt, &pkt)) < 0)
 		return rc;
-	if (pt->enabled && (rc = put_ip(pt, ppt_fup, ip, 0)) < 0)
-		return rc;
+	if (pt->enabled)
+		put_ip(pt, OPC_FUP, ip, 0);
 	if ((rc = put_simple(pt, ppt_psbend)) < 0)
 		return rc;
 	pt->cyc_last = tsc;
 	pt->started = 1;
-	pt->psb_due = 0;
-	pt->psb_bytes = pt->bytes;
-	return drain(pt);
+	pt->psb_next = 0;
+	pt->psb_due = at + pt->psb_period;
+	return spill(pt);
 }
 
 /* MTC when the clock crossed into a new MTC period (with CYC, the CYC
@@ -309,37 +346,30 @@ put_mtc(struct mt_emu_pt *pt, uint64_t tsc)
 	uint64_t period;
 	int rc;
 
-	if (!pt->mtc_on)
+	if (tsc < pt->mtc_next)
 		return 0;
 	period = ctc_of(tsc) >> pt->mtc_freq;
-	if (period == pt->mtc_last)
-		return 0;
 	if ((rc = flush_tnt(pt)) < 0)
 		return rc;
-	if ((rc = put_cyc(pt, tsc)) < 0)
-		return rc;
-	if (period != pt->mtc_last && (rc = put_mtc_pkt(pt, period)) < 0)
-		return rc;
-	return drain(pt);
+	put_cyc(pt, tsc);	/* with CYC, it writes the MTC */
+	if (period != pt->mtc_last)
+		put_mtc_pkt(pt, period);
+	return spill(pt);
 }
 
-struct mt_emu_pt *
-mt_emu_pt_new(uint64_t config, mt_emu_pt_sink_fn sink, void *ctx)
+int
+mt_emu_pt_init(struct mt_emu_pt *pt, uint64_t config, mt_emu_pt_sink_fn sink,
+    void *ctx)
 {
-	struct mt_emu_pt *pt;
 	struct pt_config cfg;
 
-	pt = calloc(1, sizeof(*pt));
-	if (pt == NULL)
-		return NULL;
+	memset(pt, 0, sizeof(*pt));
 	pt_config_init(&cfg);
 	cfg.begin = pt->scratch;
 	cfg.end = pt->scratch + sizeof(pt->scratch);
 	pt->enc = pt_alloc_encoder(&cfg);
-	if (pt->enc == NULL) {
-		free(pt);
-		return NULL;
-	}
+	if (pt->enc == NULL)
+		return -MT_E_NOMEM;
 	pt->sink = sink;
 	pt->ctx = ctx;
 	pt->tsc_on = (config >> 10) & 1;
@@ -347,7 +377,31 @@ mt_emu_pt_new(uint64_t config, mt_emu_pt_sink_fn sink, void *ctx)
 	pt->cyc_on = (config >> 1) & 1;
 	pt->retcomp = !((config >> 11) & 1);
 	pt->mtc_freq = (config >> 14) & 0xf;
+	pt->mtc_next = UINT64_MAX;
+	pt->tick_at = 0;
+	pt->tnt = 1;
 	pt->psb_period = 1ull << (((config >> 24) & 0xf) + 11);
+	return 0;
+}
+
+void
+mt_emu_pt_release(struct mt_emu_pt *pt)
+{
+	pt_free_encoder(pt->enc);
+	pt->enc = NULL;
+}
+
+struct mt_emu_pt *
+mt_emu_pt_new(uint64_t config, mt_emu_pt_sink_fn sink, void *ctx)
+{
+	struct mt_emu_pt *pt = malloc(sizeof(*pt));
+
+	if (pt == NULL)
+		return NULL;
+	if (mt_emu_pt_init(pt, config, sink, ctx) < 0) {
+		free(pt);
+		return NULL;
+	}
 	return pt;
 }
 
@@ -356,15 +410,8 @@ mt_emu_pt_free(struct mt_emu_pt *pt)
 {
 	if (pt == NULL)
 		return;
-	pt_free_encoder(pt->enc);
+	mt_emu_pt_release(pt);
 	free(pt);
-}
-
-static void
-clock_to(struct mt_emu_pt *pt, uint64_t tsc)
-{
-	if (tsc > pt->tsc_last)
-		pt->tsc_last = tsc;
 }
 
 int
@@ -373,28 +420,26 @@ mt_emu_pt_enable(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	uint64_t gap;
 	int rc;
 
-	clock_to(pt, tsc);
+	mt_emu_pt_clock(pt, tsc);
 	tsc = pt->tsc_last;
 	/*
 	 * MTC carries 8 bits of the period counter: after a long untraced
 	 * stretch a fresh PSB+ (TSC, TMA) keeps the decoder's clock right.
 	 */
 	gap = pt->mtc_on ? (ctc_of(tsc) >> pt->mtc_freq) - pt->mtc_last : 0;
-	if (!pt->started || pt->psb_due || gap >= 128 ||
-	    pt->bytes - pt->psb_bytes >= pt->psb_period) {
+	if (!pt->started || pt->psb_next || gap >= 128 ||
+	    pt->bytes + pt->nscratch >= pt->psb_due) {
 		/* After mt_emu_pt_sync: as there, the cycles first. */
-		if (pt->psb_due && (rc = put_cyc(pt, tsc)) < 0)
-			return rc;
+		if (pt->psb_next)
+			put_cyc(pt, tsc);
 		pt->enabled = 0;
 		if ((rc = put_psb(pt, ip, tsc)) < 0)
 			return rc;
 	} else if ((rc = put_mtc(pt, tsc)) < 0) {
 		return rc;
 	}
-	if ((rc = put_cyc(pt, tsc)) < 0)
-		return rc;
-	if ((rc = put_ip(pt, ppt_tip_pge, ip, 0)) < 0)
-		return rc;
+	put_cyc(pt, tsc);
+	put_ip(pt, OPC_TIP_PGE, ip, 0);
 	pt->enabled = 1;
 	return drain(pt);
 }
@@ -406,13 +451,11 @@ mt_emu_pt_disable(struct mt_emu_pt *pt, uint64_t tsc)
 
 	if (!pt->enabled)
 		return 0;
-	clock_to(pt, tsc);
+	mt_emu_pt_clock(pt, tsc);
 	if ((rc = flush_tnt(pt)) < 0)
 		return rc;
-	if ((rc = put_cyc(pt, pt->tsc_last)) < 0)
-		return rc;
-	if ((rc = put_ip(pt, ppt_tip_pgd, 0, 1)) < 0)
-		return rc;
+	put_cyc(pt, pt->tsc_last);
+	put_ip(pt, OPC_TIP_PGD, 0, 1);
 	pt->enabled = 0;
 	return drain(pt);
 }
@@ -424,15 +467,12 @@ mt_emu_pt_async_disable(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 
 	if (!pt->enabled)
 		return 0;
-	clock_to(pt, tsc);
+	mt_emu_pt_clock(pt, tsc);
 	if ((rc = flush_tnt(pt)) < 0)
 		return rc;
-	if ((rc = put_cyc(pt, pt->tsc_last)) < 0)
-		return rc;
-	if ((rc = put_ip(pt, ppt_fup, ip, 0)) < 0)
-		return rc;
-	if ((rc = put_ip(pt, ppt_tip_pgd, 0, 1)) < 0)
-		return rc;
+	put_cyc(pt, pt->tsc_last);
+	put_ip(pt, OPC_FUP, ip, 0);
+	put_ip(pt, OPC_TIP_PGD, 0, 1);
 	pt->enabled = 0;
 	return drain(pt);
 }
@@ -444,11 +484,9 @@ put_tip(struct mt_emu_pt *pt, uint64_t to)
 
 	if ((rc = flush_tnt(pt)) < 0)
 		return rc;
-	if ((rc = put_cyc(pt, pt->tsc_last)) < 0)
-		return rc;
-	if ((rc = put_ip(pt, ppt_tip, to, 0)) < 0)
-		return rc;
-	return drain(pt);
+	put_cyc(pt, pt->tsc_last);
+	put_ip(pt, OPC_TIP, to, 0);
+	return spill(pt);
 }
 
 int
@@ -457,53 +495,63 @@ mt_emu_pt_branch(struct mt_emu_pt *pt, enum mt_emu_pt_ev ev, uint64_t from,
 {
 	if (!pt->enabled)
 		return 0;
-	clock_to(pt, tsc);
 	switch (ev) {
 	case MT_EMU_PT_COND:
-		return add_tnt(pt, to != from + len);
+		return mt_emu_pt_cond(pt, to != from + len, tsc);
 	case MT_EMU_PT_JMP:
+		mt_emu_pt_clock(pt, tsc);
 		return 0;
 	case MT_EMU_PT_JMP_IND:
+		mt_emu_pt_clock(pt, tsc);
 		return put_tip(pt, to);
 	case MT_EMU_PT_CALL:
-		if (push)
-			retstack_push(pt, from + len);
+		mt_emu_pt_call(pt, from + len, push, tsc);
 		return 0;
 	case MT_EMU_PT_CALL_IND:
-		retstack_push(pt, from + len);
+		mt_emu_pt_call(pt, from + len, 1, tsc);
 		return put_tip(pt, to);
 	case MT_EMU_PT_RET:
-		if (pt->retcomp && retstack_pop_if(pt, to))
-			return add_tnt(pt, 1);
-		return put_tip(pt, to);
+		return mt_emu_pt_ret(pt, to, tsc);
 	}
 	return -MT_E_INVAL;
 }
 
 int
-mt_emu_pt_tick(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
+mt_emu_pt_tick_slow(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 {
 	int rc;
 
 	if (!pt->enabled)
 		return 0;
-	clock_to(pt, tsc);
-	/* A clock that jumped (host time) past what MTC's 8 bits can say:
-	 * a PSB+ carries the full TSC. */
-	if (pt->mtc_on && (ctc_of(pt->tsc_last) >> pt->mtc_freq) -
-	    pt->mtc_last >= 128)
+	mt_emu_pt_clock(pt, tsc);
+	if (pt->tsc_last >= pt->mtc_next) {
+		/* A clock that jumped (host time) past what MTC's 8 bits
+		 * can say: a PSB+ carries the full TSC. */
+		if ((ctc_of(pt->tsc_last) >> pt->mtc_freq) - pt->mtc_last >=
+		    128)
+			return put_psb(pt, ip, pt->tsc_last);
+		if ((rc = put_mtc(pt, pt->tsc_last)) < 0)
+			return rc;
+	}
+	if (pt->bytes + pt->nscratch >= pt->psb_due)
 		return put_psb(pt, ip, pt->tsc_last);
-	if ((rc = put_mtc(pt, pt->tsc_last)) < 0)
-		return rc;
-	if (pt->bytes + pt->nscratch - pt->psb_bytes >= pt->psb_period)
-		return put_psb(pt, ip, pt->tsc_last);
+	deadline(pt);
 	return 0;
+}
+
+int
+mt_emu_pt_tnt_full(struct mt_emu_pt *pt, uint64_t tsc)
+{
+	mt_emu_pt_clock(pt, tsc);
+	return flush_tnt(pt);
 }
 
 int
 mt_emu_pt_flush(struct mt_emu_pt *pt)
 {
-	return flush_tnt(pt);
+	int rc = flush_tnt(pt);
+
+	return rc < 0 ? rc : drain(pt);
 }
 
 int
@@ -514,10 +562,10 @@ mt_emu_pt_sync(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	/* The pending bits keep the time they had. */
 	if ((rc = flush_tnt(pt)) < 0)
 		return rc;
-	clock_to(pt, tsc);
+	mt_emu_pt_clock(pt, tsc);
 	if (!pt->enabled) {
-		pt->psb_due = 1;
-		return 0;
+		pt->psb_next = 1;
+		return drain(pt);
 	}
 	/*
 	 * The clock may have jumped (the caller moved it up to another
@@ -526,9 +574,10 @@ mt_emu_pt_sync(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	 * difference) would take a cycle for more than one tick and date
 	 * the packets after it too late.
 	 */
-	if ((rc = put_cyc(pt, pt->tsc_last)) < 0)
+	put_cyc(pt, pt->tsc_last);
+	if ((rc = put_psb(pt, ip, pt->tsc_last)) < 0)
 		return rc;
-	return put_psb(pt, ip, pt->tsc_last);
+	return drain(pt);
 }
 
 int

@@ -17,7 +17,9 @@
  * fault) is FUP + TIP.PGD, TIP.PGE at the new address.
  *
  * Every thread has its own state, reached by the vCPU index QEMU passes:
- * guest threads are host threads, and the hot path takes no lock.
+ * guest threads are host threads, and the hot path takes no lock.  The
+ * common block changes are resolved inline (tb_exec), the rest by
+ * follow().
  *
  * The clock is virtual: one TSC tick per guest instruction, per thread (a
  * new thread starts at its creator's clock), so two runs of the same
@@ -73,22 +75,30 @@ struct blk {
 				 * are the code there (qcode.h), else 0 */
 };
 
-/* A guest thread. */
+/* A guest thread (64-byte aligned: tb_exec's fields in one line). */
 struct vst {
+	/* What tb_exec's common case reads, first. */
+	int slow;		/* off, insys, not started, the host clock
+				 * or a ground-truth log: tb_exec_full */
+	uint32_t seen;		/* the last request it stopped for */
+	const struct blk *prev;	/* the block that ran last */
+	uint64_t tsc;		/* the clock */
+	uint64_t blocks;	/* executed so far */
+	uint64_t jit_gen;	/* g_jit_gen when it last looked */
+	uint64_t synced;	/* the latest JIT version time it ran */
+	struct mt_emu_pt packets;	/* packet generator (its per-block
+				 * members first) */
+	struct mt_emu_pt *pt;	/* &packets once made; NULL: not traced */
+	uint64_t tsc0;		/* the virtual clock at the start */
+	uint64_t skipped;	/* ticks the clock jumped (jit_sync) */
+	uint64_t insns;		/* instructions so far (host clock) */
+	FILE *gt;		/* ground-truth log, or NULL */
 	struct mtq_ring *hdr;	/* shared header; the ring follows it */
 	struct mt_ring ring;	/* writes into the shared ring */
-	struct mt_emu_pt *pt;	/* packet generator; NULL: not traced */
-	const struct blk *prev;	/* the block that ran last */
-	uint64_t tsc;		/* virtual clock */
-	uint64_t insns, blocks;	/* executed so far */
-	uint32_t seen;		/* the last request it stopped for */
 	int insys;		/* inside a system call: packets off */
 	int off;		/* records nothing */
 	int started;		/* its first block ran */
 	int idx;		/* ring.N */
-	FILE *gt;		/* ground-truth log, or NULL */
-	uint64_t gen;		/* g_jit_gen when it last looked */
-	uint64_t synced;	/* the latest JIT version time it ran */
 };
 
 struct opts {
@@ -119,6 +129,21 @@ gt(struct vst *v, const char *kind, uint64_t from, uint64_t to)
 	if (v->gt != NULL)
 		fprintf(v->gt, "%d %s 0x%llx 0x%llx\n", (int)v->hdr->tid, kind,
 		    (unsigned long long)from, (unsigned long long)to);
+}
+
+/* After a change of off, insys, started or gt. */
+static void
+set_slow(struct vst *v)
+{
+	v->slow = v->off || v->insys || !v->started || g_o.host_clock ||
+	    v->gt != NULL;
+}
+
+/* Instructions executed: the virtual clock counts them. */
+static uint64_t
+insns_of(const struct vst *v)
+{
+	return g_o.host_clock ? v->insns : v->tsc - v->tsc0 - v->skipped;
 }
 
 static int
@@ -193,6 +218,7 @@ thread_start(struct vst *v)
 	p = mtq_map(g_dir, name, MTQ_HDR_SIZE + g_o.size, 1);
 	if (p == NULL) {
 		v->off = 1;
+		v->slow = 1;
 		pthread_mutex_unlock(&g_lock);
 		return;
 	}
@@ -201,12 +227,14 @@ thread_start(struct vst *v)
 	v->hdr->tid = (uint32_t)syscall(SYS_gettid);
 	v->hdr->size = g_o.size;
 	if (mt_ring_init_mapped(&v->ring, (uint8_t *)p + MTQ_HDR_SIZE,
-	    g_o.size) < 0 || (v->pt = mt_emu_pt_new(g_o.config, ring_sink,
-	    v)) == NULL) {
+	    g_o.size) < 0 || mt_emu_pt_init(&v->packets, g_o.config, ring_sink,
+	    v) < 0) {
 		v->off = 1;
+		v->slow = 1;
 		pthread_mutex_unlock(&g_lock);
 		return;
 	}
+	v->pt = &v->packets;
 	if (g_o.ground_truth) {
 		char path[4200];
 
@@ -217,6 +245,7 @@ thread_start(struct vst *v)
 	atomic_store(&v->hdr->state, MTQ_T_RUN);
 	atomic_store(&g_ctl->nrings, (uint32_t)v->idx + 1);
 	pthread_mutex_unlock(&g_lock);
+	set_slow(v);
 }
 
 static void
@@ -228,7 +257,7 @@ thread_end(struct vst *v)
 		mt_emu_pt_flush(v->pt);
 	}
 	if (v->hdr != NULL) {
-		atomic_store(&v->hdr->insns, v->insns);
+		atomic_store(&v->hdr->insns, insns_of(v));
 		atomic_store(&v->hdr->blocks, v->blocks);
 		atomic_store(&v->hdr->state, MTQ_T_EXITED);
 	}
@@ -237,6 +266,7 @@ thread_end(struct vst *v)
 		v->gt = NULL;
 	}
 	v->off = 1;
+	v->slow = 1;
 }
 
 static void
@@ -247,16 +277,19 @@ vcpu_init(qp_id_t id, unsigned int vcpu)
 	(void)id;
 	if (vcpu >= MAX_VCPUS)
 		return;
-	v = calloc(1, sizeof(*v));
+	v = aligned_alloc(64, (sizeof(*v) + 63) & ~(size_t)63);
 	if (v == NULL)
 		return;
+	memset(v, 0, sizeof(*v));
 	pthread_mutex_lock(&g_lock);
 	/* QEMU reuses the index of a thread that ended. */
 	if (g_v[vcpu] != NULL && !g_v[vcpu]->off)
 		thread_end(g_v[vcpu]);
 	v->tsc = g_o.host_clock ? __rdtsc() : g_nthreads == 0 ? g_o.tsc0 :
 	    __atomic_load_n(&g_clone_tsc, __ATOMIC_RELAXED);
+	v->tsc0 = v->tsc;
 	v->off = g_nthreads > 0 && !g_o.all_threads;
+	v->slow = 1;	/* not started */
 	v->seen = atomic_load(&g_ctl->release);
 	g_nthreads++;
 	g_v[vcpu] = v;
@@ -295,7 +328,7 @@ park(struct vst *v, uint64_t pc, uint64_t tsc)
 		mt_emu_pt_flush(v->pt);
 	if (v->gt != NULL)
 		fflush(v->gt);
-	atomic_store(&v->hdr->insns, v->insns);
+	atomic_store(&v->hdr->insns, insns_of(v));
 	atomic_store(&v->hdr->blocks, v->blocks);
 	atomic_store(&v->hdr->tsc, v->tsc);
 	atomic_store(&v->hdr->ack, r);
@@ -397,6 +430,7 @@ follow(struct vst *v, const struct blk *p, uint64_t next)
 		if (!v->insys)
 			break;
 		v->insys = 0;
+		set_slow(v);
 		gt(v, "sysret", 0, next);
 		mt_emu_pt_enable(pt, next, v->tsc);
 		return;
@@ -416,6 +450,7 @@ follow(struct vst *v, const struct blk *p, uint64_t next)
 	atomic_fetch_add_explicit(&g_ctl->odd, 1, memory_order_relaxed);
 	if (v->insys) {
 		v->insys = 0;	/* a signal interrupted the system call */
+		set_slow(v);
 		gt(v, "async", p->last, next);
 	} else {
 		uint64_t at = p->last;
@@ -447,26 +482,64 @@ follow(struct vst *v, const struct blk *p, uint64_t next)
 static void
 jit_sync(struct vst *v, const struct blk *b)
 {
-	if (v->tsc < b->since)
+	if (v->tsc < b->since) {
+		v->skipped += b->since - v->tsc;
 		v->tsc = b->since;
+	}
 	v->synced = b->since;
 }
 
+/*
+ * The previous block's end and what is due before @b runs, for every
+ * block but the common cases tb_exec has inline: pending branches out
+ * when JIT code was rewritten, how the previous block ended (follow), a
+ * PSB+ before a new version of JIT code, the timing packets.
+ */
 static void
-tb_exec(unsigned int vcpu, void *udata)
+step(struct vst *v, const struct blk *b)
 {
-	const struct blk *b = udata;
-	struct vst *v = vcpu < MAX_VCPUS ? g_v[vcpu] : NULL;
+	/*
+	 * JIT code was written over other code: this thread's pending
+	 * branches (perhaps the old code's) go out now, with the times
+	 * they had, all before the new code's.
+	 */
+	if (__atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST) != v->jit_gen) {
+		v->jit_gen = __atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST);
+		mt_emu_pt_flush(v->pt);
+	}
+	follow(v, v->prev, b->pc);
+	if (b->since > v->synced) {
+		jit_sync(v, b);
+		mt_emu_pt_sync(v->pt, b->pc, v->tsc);
+	}
+	/* follow() may have moved the clock back (a split instruction). */
+	mt_emu_pt_tick(v->pt, b->pc, v->tsc);
+}
 
-	if (v == NULL || v->off)
-		return;
+/* The block @b starts: count it in the clock. */
+static inline void
+advance(struct vst *v, const struct blk *b)
+{
+	v->prev = b;
+	if (!g_o.host_clock)
+		v->tsc += b->ninsns;
+	else
+		v->insns += b->ninsns;
+	v->blocks++;
+}
+
+/* tb_exec's every case: a thread's first block, after a system call, a
+ * snapshot to stop for, the host clock, a ground-truth log. */
+static __attribute__((noinline)) void
+tb_exec_full(struct vst *v, const struct blk *b)
+{
 	if (g_o.host_clock)
 		v->tsc = __rdtsc();
 	if (!v->started) {
 		thread_start(v);
 		if (v->off)
 			return;
-		v->gen = __atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST);
+		v->jit_gen = __atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST);
 		if (b->since > v->synced)
 			jit_sync(v, b);	/* the enable writes PSB+ */
 		gt(v, "start", 0, b->pc);
@@ -480,21 +553,7 @@ tb_exec(unsigned int vcpu, void *udata)
 			if (v->off)
 				return;
 		}
-		/*
-		 * JIT code was written over other code: this thread's
-		 * pending branches (perhaps the old code's) go out now,
-		 * with the times they had, all before the new code's.
-		 */
-		if (__atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST) != v->gen) {
-			v->gen = __atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST);
-			mt_emu_pt_flush(v->pt);
-		}
-		follow(v, v->prev, b->pc);
-		if (b->since > v->synced) {
-			jit_sync(v, b);
-			mt_emu_pt_sync(v->pt, b->pc, v->tsc);
-		}
-		mt_emu_pt_tick(v->pt, b->pc, v->tsc);
+		step(v, b);
 	}
 	if (atomic_load_explicit(&g_ctl->req, memory_order_relaxed) !=
 	    v->seen) {
@@ -502,11 +561,97 @@ tb_exec(unsigned int vcpu, void *udata)
 		if (v->off)
 			return;
 	}
+	advance(v, b);
+}
+
+/* A block of a running thread, any case. */
+static __attribute__((noinline)) void
+tb_step(struct vst *v, const struct blk *b)
+{
+	step(v, b);
+	advance(v, b);
+}
+
+/*
+ * A block starts.  When the previous one ended in a conditional branch, a
+ * direct call, a compressed return, a direct jump or a fall-through (nine
+ * blocks in ten of bench/cap-calls.cpp) and no packet is due, this costs
+ * only what is inline here: no call, so no saved registers either (every
+ * other case goes to tb_step or tb_exec_full, as tail calls).  What it
+ * does is what follow() and mt_emu_pt_tick() would, without the
+ * ground-truth log: a thread that writes one takes tb_exec_full for every
+ * block, and a test compares the packets of the two captures byte for
+ * byte (tests/mt-capture-qemu.bats).
+ */
+static void
+tb_exec(unsigned int vcpu, void *udata)
+{
+	const struct blk *b = udata, *p;
+	struct vst *v = vcpu < MAX_VCPUS ? g_v[vcpu] : NULL;
+	struct mt_emu_pt *pt;
+	uint64_t next, side;
+	int taken;
+
+	if (v == NULL)
+		return;
+	if (v->slow || atomic_load_explicit(&g_ctl->req,
+	    memory_order_relaxed) != v->seen) {
+		if (!v->off)
+			tb_exec_full(v, b);
+		return;
+	}
+	p = v->prev;
+	pt = &v->packets;
+	next = b->pc;
+	if (!mt_emu_pt_quiet(pt, v->tsc) || b->since > v->synced ||
+	    __atomic_load_n(&g_jit_gen, __ATOMIC_RELAXED) != v->jit_gen) {
+		tb_step(v, b);
+		return;
+	}
+	mt_emu_pt_clock(pt, v->tsc);
+	if (p->cls == MT_EMU_I_JCC) {
+		/*
+		 * Not a branch on the direction (the guest's own branches
+		 * would mispredict here again): the side @next must be on,
+		 * chosen with arithmetic, then one test that holds.
+		 */
+		taken = next != p->fall;
+		side = p->fall ^ ((p->fall ^ p->target) &
+		    (0 - (uint64_t)taken));
+		if (next != side)
+			goto other;
+		mt_emu_pt_bit(pt, taken);
+	} else switch (p->cls) {
+	case MT_EMU_I_RET:
+		/* Compressed: the newest return address is @next. */
+		if ((next == p->last && p->ninsns > 1) ||
+		    !mt_emu_pt_ret_pop(pt, next))
+			goto other;
+		mt_emu_pt_bit(pt, 1);
+		break;
+	case MT_EMU_I_CALL:
+		if (next != p->target)
+			goto other;
+		mt_emu_pt_call(pt, p->fall, !p->disp0, v->tsc);
+		break;
+	case MT_EMU_I_OTHER:
+		if (next != p->fall)
+			goto other;
+		break;
+	case MT_EMU_I_JMP:
+		if (next != p->target)
+			goto other;
+		break;
+	default:
+		goto other;
+	}
+	/* advance(), for the virtual clock. */
 	v->prev = b;
-	if (!g_o.host_clock)
-		v->tsc += b->ninsns;
-	v->insns += b->ninsns;
+	v->tsc += b->ninsns;
 	v->blocks++;
+	return;
+other:
+	tb_step(v, b);
 }
 
 /*
@@ -581,6 +726,7 @@ syscall_enter(qp_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 	}
 	mt_emu_pt_flush(v->pt);
 	v->insys = 1;
+	v->slow = 1;
 	if (num == SYS_EXIT || num == SYS_EXIT_GROUP) {
 		if (num == SYS_EXIT_GROUP)
 			atomic_store(&g_ctl->exited, 1);
@@ -610,6 +756,7 @@ syscall_return(qp_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
 		for (i = 0; i < MAX_VCPUS; i++)
 			if (g_v[i] != NULL) {
 				g_v[i]->off = 1;
+				g_v[i]->slow = 1;
 				if (g_v[i]->gt != NULL) {
 					/* The parent writes what was
 					 * buffered: drop our copy. */

@@ -4,7 +4,8 @@
  * control flow, read back with libipt's packet decoder: PSB+ contents,
  * TNT bit order, IP compression against the last IP, return compression
  * and its 64-entry stack, TIP.PGD/PGE, FUP + TIP.PGD, the PSB period and
- * MTC.
+ * MTC; and every packet's bytes against libipt's own encoder (emu-pt.c
+ * writes the frequent packets by hand).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -153,6 +154,7 @@ tip_ip_compression_follows_last_ip(void)
 	    0x7f0012345678ull, 0, 2);	/* upper 32 equal: 32 bits */
 	mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, 0x7f0012345678ull, 2,
 	    0x55550000aa00ull, 0, 3);	/* else sext 48 */
+	mt_emu_pt_flush(pt);
 	n = packets(&o, pk, 16);
 	CHECK_EQ_U64(n, base + 3);
 	CHECK(pk[base].type == ppt_tip &&
@@ -209,6 +211,7 @@ call_to_next_insn_and_noretcomp(void)
 	base = packets(&o, pk, 16);
 	mt_emu_pt_branch(pt, MT_EMU_PT_CALL, 0x401000, 5, 0x401005, 0, 1);
 	mt_emu_pt_branch(pt, MT_EMU_PT_RET, 0x401010, 1, 0x401005, 0, 2);
+	mt_emu_pt_flush(pt);
 	n = packets(&o, pk, 16);
 	CHECK_EQ_U64(n, base + 1);
 	CHECK(pk[base].type == ppt_tip);
@@ -278,6 +281,7 @@ psb_period_and_mtc(void)
 		    tsc);
 		mt_emu_pt_tick(pt, ip + 0x1000, tsc);
 	}
+	mt_emu_pt_flush(pt);
 	n = packets(&o, pk, 4096);
 	for (i = 0; i < n; i++) {
 		if (pk[i].type == ppt_psb)
@@ -377,6 +381,7 @@ cycles_between_mtcs_match_their_ctc(void)
 			    0x402000, 0, tsc);
 		mt_emu_pt_tick(pt, 0x402000, tsc);
 	}
+	mt_emu_pt_flush(pt);
 	n = packets(&o, pk, 8192);
 	for (i = 0; i < n; i++) {
 		if (pk[i].type == ppt_psb) {
@@ -403,6 +408,120 @@ cycles_between_mtcs_match_their_ctc(void)
 	mt_emu_pt_free(pt);
 }
 
+/* A pseudo-random number (xorshift), the same sequence every run. */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * Every kind of event, at addresses near and far (all four IP
+ * compressions) and clock steps small and large (CYC of one to several
+ * bytes, MTC), with CYC on: each packet decoded from the stream, encoded
+ * again by pt_enc_next, gives the same bytes.
+ */
+static void
+packets_are_libipt_encodings(void)
+{
+	static struct out o;
+	/* cyc, mtc (period 0), tsc, branch, psb_period 0 */
+	struct mt_emu_pt *pt = mt_emu_pt_new((1ull << 1) | (1ull << 9) |
+	    (1ull << 10) | (1ull << 13), sink, &o);
+	static const uint64_t bases[] = { 0x401000, 0x7f1234560000ull,
+	    0x55aa00001000ull, 0xffffffffff600000ull };
+	struct pt_packet_decoder *d;
+	struct pt_encoder *enc;
+	struct pt_config c;
+	struct pt_packet pk;
+	uint64_t seed = 0x9e3779b97f4a7c15ull, tsc = 1000, ip = 0x401000;
+	uint64_t off = 0;
+	uint8_t again[64];
+	size_t n = 0, kinds[32] = { 0 };
+	int i, rc;
+
+	o.len = 0;
+	CHECK(pt != NULL);
+	mt_emu_pt_enable(pt, ip, tsc);
+	for (i = 0; i < 20000 && o.len < sizeof(o.buf) - 1024; i++) {
+		uint64_t r = rnd(&seed), to;
+
+		tsc += (r >> 60) == 0 ? (r >> 32) % 100000 : (r >> 40) % 40;
+		to = bases[(r >> 8) % 4] + ((r >> 16) % 0x10000);
+		switch (r % 9) {
+		case 0: case 1: case 2:
+			mt_emu_pt_branch(pt, MT_EMU_PT_COND, ip, 2,
+			    (r & 8) ? ip + 2 : to, 0, tsc);
+			break;
+		case 3:
+			mt_emu_pt_branch(pt, MT_EMU_PT_CALL, ip, 5, to, 1, tsc);
+			break;
+		case 4:
+			mt_emu_pt_branch(pt, MT_EMU_PT_RET, ip, 1,
+			    (r & 16) ? to : ip + 5, 0, tsc);
+			break;
+		case 5:
+			mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, ip, 2, to, 0,
+			    tsc);
+			break;
+		case 6:
+			mt_emu_pt_branch(pt, MT_EMU_PT_CALL_IND, ip, 2, to, 1,
+			    tsc);
+			break;
+		case 7:
+			if (r & 32)
+				mt_emu_pt_async_disable(pt, ip, tsc);
+			else
+				mt_emu_pt_disable(pt, tsc);
+			mt_emu_pt_enable(pt, to, ++tsc);
+			break;
+		default:
+			break;
+		}
+		ip = to;
+		mt_emu_pt_tick(pt, ip, tsc);
+	}
+	mt_emu_pt_flush(pt);
+	mt_emu_pt_free(pt);
+
+	pt_config_init(&c);
+	c.begin = o.buf;
+	c.end = o.buf + o.len;
+	d = pt_pkt_alloc_decoder(&c);
+	c.begin = again;
+	c.end = again + sizeof(again);
+	enc = pt_alloc_encoder(&c);
+	CHECK(d != NULL && enc != NULL && pt_pkt_sync_set(d, 0) == 0);
+	for (;;) {
+		if (pt_pkt_get_offset(d, &off) < 0)
+			break;
+		rc = pt_pkt_next(d, &pk, sizeof(pk));
+		if (rc == -pte_eos)
+			break;
+		CHECK(rc > 0);
+		if (rc <= 0)
+			break;
+		CHECK(pt_enc_sync_set(enc, 0) == 0);
+		CHECK_EQ_U64(pt_enc_next(enc, &pk), (uint64_t)rc);
+		CHECK(memcmp(again, o.buf + off, (size_t)rc) == 0);
+		kinds[pk.type % 32]++;
+		n++;
+	}
+	/* Every byte was in a packet. */
+	CHECK_EQ_U64(off, o.len);
+	CHECK(n > 1000);
+	/* What the stream held: the frequent packets, each more than once. */
+	CHECK(kinds[ppt_tnt_8] > 1 && kinds[ppt_tnt_64] > 1 &&
+	    kinds[ppt_tip] > 1 && kinds[ppt_tip_pge] > 1 &&
+	    kinds[ppt_tip_pgd] > 1 && kinds[ppt_fup] > 1 &&
+	    kinds[ppt_cyc] > 1 && kinds[ppt_mtc] > 1 && kinds[ppt_psb] > 1);
+	pt_pkt_free_decoder(d);
+	pt_free_encoder(enc);
+}
+
 int
 main(void)
 {
@@ -416,5 +535,6 @@ main(void)
 	TEST(psb_period_and_mtc);
 	TEST(sync_dates_old_bits_then_psb_at_new_code);
 	TEST(cycles_between_mtcs_match_their_ctc);
+	TEST(packets_are_libipt_encodings);
 	return tap_done();
 }
