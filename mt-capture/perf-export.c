@@ -48,6 +48,9 @@ struct ex_blob {
 	uint64_t addr, len;	/* [addr, addr + len) */
 	uint32_t pid;		/* 0: every process */
 	const char *name;	/* borrowed from the snapshot; "" none */
+	uint64_t time;		/* perf ns from which it is the code there
+				 * (JIT code written over other code), 0:
+				 * from the start */
 };
 
 /* One encoded sideband record, sorted by time before writing. */
@@ -234,10 +237,12 @@ write_code_files(struct ex *x)
 		g->len = 0;
 		g->pid = b->pid;
 		g->name = bn;
+		g->time = b->time;
 		for (j = i; j < s->nblobs; j++) {
 			const struct mt_snap_blob *c = &s->blobs[j];
 
 			if (c->kind != b->kind || c->pid != b->pid ||
+			    c->time != b->time ||
 			    strcmp(c->name ? c->name : "", bn) != 0 ||
 			    c->addr != g->addr + g->len ||
 			    c->len > UINT64_MAX - c->addr)
@@ -475,14 +480,15 @@ synth_records(struct ex *x)
 				named = 1;
 		if (named && b->name[0] != 0)
 			continue;
+		/* at its time: JIT code written over other code */
 		if (b->pid != 0) {
-			rc = push_mmap2(x, b->pid, b->pid, 0, b->addr, b->len,
-			    0, 5, 2, NULL, 0, b->path);
+			rc = push_mmap2(x, b->pid, b->pid, b->time, b->addr,
+			    b->len, 0, 5, 2, NULL, 0, b->path);
 			continue;
 		}
 		for (j = 0; rc == 0 && j < x->npids; j++)
-			rc = push_mmap2(x, x->pids[j], x->pids[j], 0, b->addr,
-			    b->len, 0, 5, 2, NULL, 0, b->path);
+			rc = push_mmap2(x, x->pids[j], x->pids[j], b->time,
+			    b->addr, b->len, 0, 5, 2, NULL, 0, b->path);
 	}
 	return rc;
 }

@@ -211,3 +211,32 @@ check_jit() {
 	check_jit cyc=1 "-t 300 200 100 50 7 9"
 	check_jit cyc=0 "-t 300 200 100 50 7 9"
 }
+
+# perf_calls_to ADDR FILE: calls to ADDR in perf script's "-F flags,ip,addr"
+perf_calls_to() {
+	awk -v a="$1" "$HEX"'$1 == "call" && h($NF) == a { n++ }
+	    END { print n + 0 }' "$2"
+}
+
+@test "export-perf: JIT code written over other JIT code is mapped at its time, perf script decodes it into the program's calls (qemu)" {
+	command -v qemu-x86_64 > /dev/null ||
+	    skip "needs qemu-x86_64 (Debian package qemu-user)"
+	command -v perf > /dev/null && perf version > /dev/null 2>&1 ||
+	    skip "needs perf (Debian linux-perf) as the independent decoder"
+	cd "$G"
+	run mt-capture run -q -b qemu -s 64M -o pj.snap -- ./jitswap 5 4 3 2
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" > truth
+	mt-capture export-perf -o pj.data pj.snap
+	# perf's own decoder, which shares no code with mt-decode
+	perf script -i pj.data --itrace=be -F flags,ip,addr > pj.perf 2>&1
+	run grep -c 'instruction trace error' pj.perf
+	[ "$output" -eq 0 ]
+	run perf_calls_to $(($(truth jit))) pj.perf
+	echo "calls of the JIT code: perf $output, counted $(truth calls-jit)"
+	[ "$output" -eq "$(truth calls-jit)" ]
+	run perf_calls_to $(($(truth cb-a))) pj.perf
+	[ "$output" -eq "$(truth calls-a)" ]
+	run perf_calls_to $(($(truth cb-b))) pj.perf
+	[ "$output" -eq "$(truth calls-b)" ]
+}
