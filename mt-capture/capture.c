@@ -92,6 +92,7 @@ struct mt_cap {
 	size_t *fork_off;	/* per sideband ring: bytes scanned for
 				 * FORK records (scan_forks) */
 	size_t nfork_off;
+	int sb_per_thread;	/* one sideband event per thread (plan_fds) */
 	size_t hits_dropped;	/* older hits forgotten (MAX_HITS) */
 
 	struct fixsite *fix;
@@ -720,7 +721,9 @@ mt_cap_trim_sideband(struct mt_cap *c, uint64_t before)
 
 /*
  * The new sideband FORK records: adopt the child processes they announce
- * (per-CPU live PT follows them), and with trig_forks bind the trigger
+ * (per-CPU live PT follows them), give each new thread of a target its
+ * sideband event when they are per thread (plan_fds; its records from
+ * then on), and with trig_forks bind the trigger
  * uprobes to each new thread of a target (the record comes after the
  * clone: a hit of the thread before mt-capture reads it is not seen; the
  * kernel still traps there, the thread's process having the breakpoint,
@@ -729,10 +732,12 @@ mt_cap_trim_sideband(struct mt_cap *c, uint64_t before)
 static void
 scan_forks(struct mt_cap *c)
 {
-	size_t r, n = mt_sbev_nrings(c->sb);
+	size_t r, n = mt_sbev_nrings(c->sb), nnew = 0, k;
 	int bind = c->ops->trig_forks && c->trig != NULL;
+	pid_t fresh[256];
+	char msg[512];
 
-	if (!c->ptcfg.per_cpu && !bind)
+	if (!c->ptcfg.per_cpu && !bind && !c->sb_per_thread)
 		return;
 	if (c->nfork_off < n) {
 		size_t *no = realloc(c->fork_off, n * sizeof(*no));
@@ -757,19 +762,28 @@ scan_forks(struct mt_cap *c)
 			if (rec.u.task.pid != rec.u.task.ppid &&
 			    target_index(c, (pid_t)rec.u.task.ppid) >= 0)
 				(void)adopt(c, (pid_t)rec.u.task.pid);
-			if (bind && target_index(c, (pid_t)rec.u.task.pid) >= 0)
+			if (target_index(c, (pid_t)rec.u.task.pid) < 0)
+				continue;
+			if (bind)
 				(void)mt_cap_trig_thread(c,
 				    (pid_t)rec.u.task.tid);
+			if (c->sb_per_thread && nnew < 256)
+				fresh[nnew++] = (pid_t)rec.u.task.tid;
 		}
 		c->fork_off[r] = w->len;
 	}
+	/* (after the scan: a new ring may move the others' buffers) */
+	for (k = 0; k < nnew; k++)
+		if (mt_sbev_add_thread(c->sb, fresh[k], msg, sizeof(msg)) < 0)
+			warnx("thread %d: %s", (int)fresh[k], msg);
 }
 
 /* The longest mt_cap_poll() waits without draining the sideband. */
 static int
 poll_ms(const struct mt_cap *c)
 {
-	return c->ops->trig_forks && c->trig != NULL ? 10 : 100;
+	return (c->ops->trig_forks && c->trig != NULL) || c->sb_per_thread ?
+	    10 : 100;
 }
 
 int
@@ -1317,8 +1331,9 @@ take_snapshot(struct mt_cap *c, int ev, int more)
 
 		w = mt_sbev_data(c->sb, i, &cpu);
 		memset(&sb, 0, sizeof(sb));
-		sb.cpu = (uint32_t)cpu;
-		sb.tid = MT_SNAP_NONE;
+		sb.cpu = cpu < 0 ? MT_SNAP_NONE : (uint32_t)cpu;
+		sb.tid = mt_sbev_tid(c->sb, i) < 0 ? MT_SNAP_NONE :
+		    (uint32_t)mt_sbev_tid(c->sb, i);
 		sb.sample_type = mt_sbev_sample_type(c->sb);
 		sb.len = w->len;
 		sb.data = w->p;
@@ -1746,7 +1761,7 @@ setup_sideband(struct mt_cap *c)
 		n += (size_t)k;
 	}
 	rc = mt_sbev_open(&c->sb, tids, n, c->plan.sb_pages, c->o->kernel,
-	    c->ops->switch_sideband, msg, sizeof(msg));
+	    c->ops->switch_sideband, c->sb_per_thread, msg, sizeof(msg));
 	if (rc < 0) {
 		warnx("%s", msg);
 		return rc;
@@ -1766,7 +1781,9 @@ setup_sideband(struct mt_cap *c)
 static int
 plan_fds(struct mt_cap *c, struct mt_perfenv *e)
 {
-	uint64_t threads = 0, need;
+	uint64_t threads = 0, need, rest;
+	char msg[1024];
+	int rc;
 	pid_t tids[4096];
 	size_t i;
 	int k;
@@ -1778,12 +1795,38 @@ plan_fds(struct mt_cap *c, struct mt_perfenv *e)
 		    4096) : 1;
 		threads += k > 0 ? (uint64_t)k : 1;
 	}
-	need = threads * (uint64_t)e->ncpus + c->plan.trig_rings *
-	    (c->ops->trig_threads ? threads : 1) +
+	rest = c->plan.trig_rings * (c->ops->trig_threads ? threads : 1) +
 	    (c->ptcfg.per_cpu ? threads * (uint64_t)e->ncpus :
 	    c->plan.pt_bufs * (1 + c->o->ntriggers)) + 64;
+	need = threads * (uint64_t)e->ncpus + rest;
 	if (need <= e->nofile)
 		return 0;
+	/*
+	 * Per-thread PT buffers follow no new thread anyway: one sideband
+	 * event per thread (threads x 1 descriptors), each new thread
+	 * getting its own from its FORK record (scan_forks), if that fits,
+	 * with the locked-memory budget planned again for a ring per
+	 * thread.
+	 */
+	if (c->ops->trig_forks && !c->ptcfg.per_cpu &&
+	    threads + rest <= e->nofile) {
+		c->sb_per_thread = 1;
+		c->plan.sb_rings = (size_t)threads;
+		c->plan.sb_pages = SB_DATA_PAGES;
+		rc = mt_perfenv_plan(e, &c->plan, msg, sizeof(msg));
+		if (rc < 0 || (msg[0] != '\0' && !c->o->quiet))
+			warnx("%s", msg);
+		if (rc < 0)
+			return rc;
+		if (!c->o->quiet)
+			fprintf(stderr, "mt-capture: %llu threads x %d CPUs "
+			    "sideband events would pass the open-files limit "
+			    "%llu: one per thread instead (a new thread's "
+			    "from its FORK record)\n",
+			    (unsigned long long)threads, e->ncpus,
+			    (unsigned long long)e->nofile);
+		return 0;
+	}
 	warnx("too many open files: recording %llu threads on %d CPUs needs "
 	    "about %llu descriptors (one event per thread and CPU), but the "
 	    "limit is %llu (hard limit; ulimit -Hn): raise it, e.g. in "

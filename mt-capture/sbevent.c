@@ -25,7 +25,8 @@
 #include "sbevent.h"
 
 struct sb_ring {
-	int cpu;		/* CPU of this ring */
+	int cpu;		/* CPU of this ring, -1: a thread's */
+	pid_t tid;		/* the thread of a per-thread ring, else -1 */
 	int fd;			/* the event whose ring it is */
 	int *extra;		/* events redirected into it (other tids) */
 	size_t nextra;
@@ -46,7 +47,10 @@ struct sb_bid {
 
 struct mt_sbev {
 	struct sb_ring *rings;
-	size_t nrings;
+	size_t nrings, caprings;
+	int per_thread;		/* one event per thread, no inherit */
+	int kernel;		/* --kernel (for mt_perfenv_hint) */
+	struct perf_event_attr attr;	/* as the kernel took it */
 	size_t page;		/* page size */
 	size_t data_pages;
 	uint64_t sample_type;
@@ -130,12 +134,102 @@ open_sb(struct mt_sbev *s, struct perf_event_attr *a, pid_t tid, int cpu)
 	return fd;
 }
 
+/* Map ring @r of event @fd; on failure @msg says why (errno kept). */
+static int
+map_ring(struct mt_sbev *s, struct sb_ring *r, int fd, char *msg,
+    size_t msgsz)
+{
+	int err;
+
+	r->fd = fd;
+	r->map_len = (1 + s->data_pages) * s->page;
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    fd, 0);
+	if (r->map == MAP_FAILED) {
+		err = errno;
+		r->map = NULL;
+		mt_perfenv_hint(err, MT_PERFENV_MAP, "the sideband ring",
+		    s->kernel, msg, msgsz);
+		errno = err;
+		return -MT_E_SYS;
+	}
+	return 0;
+}
+
+/* A refused open: the reason in @msg, the status to return. */
+static int
+open_failed(struct mt_sbev *s, char *msg, size_t msgsz)
+{
+	int err = errno;
+
+	mt_perfenv_hint(err, MT_PERFENV_OPEN, "the sideband event", s->kernel,
+	    msg, msgsz);
+	errno = err;
+	return err == EACCES || err == EPERM ? -MT_E_PERM : -MT_E_SYS;
+}
+
+/* A new ring (zeroed, fd -1) at the end of s->rings, or NULL. */
+static struct sb_ring *
+new_ring(struct mt_sbev *s)
+{
+	struct sb_ring *r;
+
+	if (s->nrings == s->caprings) {
+		r = realloc(s->rings, (s->caprings * 2 + 8) * sizeof(*r));
+		if (r == NULL)
+			return NULL;
+		s->rings = r;
+		s->caprings = s->caprings * 2 + 8;
+	}
+	r = &s->rings[s->nrings];
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->tid = -1;
+	mt_wbuf_init(&r->out);
+	return r;
+}
+
+int
+mt_sbev_add_thread(struct mt_sbev *s, pid_t tid, char *msg, size_t msgsz)
+{
+	struct perf_event_attr a;
+	struct sb_ring *r;
+	size_t i;
+	int fd, rc;
+
+	if (s == NULL || !s->per_thread)
+		return 0;
+	for (i = 0; i < s->nrings; i++)
+		if (s->rings[i].tid == tid)
+			return 0;
+	a = s->attr;
+	fd = open_sb(s, &a, tid, -1);
+	if (fd < 0 && errno == ESRCH)
+		return 0;	/* the thread exited already */
+	if (fd < 0)
+		return open_failed(s, msg, msgsz);
+	s->attr = a;
+	if ((r = new_ring(s)) == NULL) {
+		close(fd);
+		snprintf(msg, msgsz, "out of memory");
+		return -MT_E_NOMEM;
+	}
+	r->cpu = -1;
+	r->tid = tid;
+	if ((rc = map_ring(s, r, fd, msg, msgsz)) < 0) {
+		close(fd);
+		return rc;
+	}
+	s->nrings++;
+	return 0;
+}
+
 int
 mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
-    size_t data_pages, int kernel, int switches, char *msg, size_t msgsz)
+    size_t data_pages, int kernel, int switches, int per_thread, char *msg,
+    size_t msgsz)
 {
 	struct mt_sbev *s;
-	struct perf_event_attr a;
 	int cpus[1024], ncpus, i, rc = 0, err;
 	size_t t;
 
@@ -144,52 +238,53 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 	    (data_pages & (data_pages - 1)) != 0)
 		return -MT_E_INVAL;
 	s = calloc(1, sizeof(*s));
-	/* Offline CPUs would refuse with ENODEV. */
-	ncpus = mt_perfenv_online_cpus("", cpus, 1024);
-	if (s == NULL || (s->rings = calloc((size_t)ncpus,
-	    sizeof(*s->rings))) == NULL) {
-		free(s);
+	if (s == NULL) {
 		snprintf(msg, msgsz, "out of memory");
 		return -MT_E_NOMEM;
 	}
 	s->page = (size_t)sysconf(_SC_PAGESIZE);
 	s->data_pages = data_pages;
 	s->sample_type = SB_SAMPLE_TYPE;
-	fill_attr(&a, kernel, switches);
+	s->kernel = kernel;
+	s->per_thread = per_thread;
+	fill_attr(&s->attr, kernel, switches);
+	if (per_thread) {
+		/*
+		 * One event per thread (pid = tid, cpu = -1) with its own
+		 * ring: no inherit (the kernel's perf_mmap refuses an
+		 * inherited event of cpu -1), and perf_event_set_output
+		 * lets a cpu -1 event write only into a ring of its own
+		 * task.  Threads created later: mt_sbev_add_thread.
+		 */
+		s->attr.inherit = 0;
+		for (t = 0; t < ntids; t++)
+			if ((rc = mt_sbev_add_thread(s, tids[t], msg,
+			    msgsz)) < 0)
+				goto fail;
+		goto done;
+	}
+	/* Offline CPUs would refuse with ENODEV. */
+	ncpus = mt_perfenv_online_cpus("", cpus, 1024);
 	for (i = 0; i < ncpus; i++) {
-		struct sb_ring *r = &s->rings[s->nrings];
+		struct sb_ring *r = new_ring(s);
 		int fd;
 
-		memset(r, 0, sizeof(*r));
+		if (r == NULL) {
+			rc = -MT_E_NOMEM;
+			snprintf(msg, msgsz, "out of memory");
+			goto fail;
+		}
 		r->cpu = cpus[i];
-		r->fd = -1;
-		mt_wbuf_init(&r->out);
-		fd = open_sb(s, &a, tids[0], cpus[i]);
+		fd = open_sb(s, &s->attr, tids[0], cpus[i]);
 		if (fd < 0 && errno == ENODEV)
 			continue;	/* offline CPU */
 		if (fd < 0) {
-			err = errno;
-			mt_perfenv_hint(err, MT_PERFENV_OPEN,
-			    "the sideband event", kernel, msg, msgsz);
-			rc = err == EACCES || err == EPERM ? -MT_E_PERM :
-			    -MT_E_SYS;
-			errno = err;
+			rc = open_failed(s, msg, msgsz);
 			goto fail;
 		}
-		r->fd = fd;
 		s->nrings++;
-		r->map_len = (1 + data_pages) * s->page;
-		r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
-		    MAP_SHARED, fd, 0);
-		if (r->map == MAP_FAILED) {
-			err = errno;
-			r->map = NULL;
-			mt_perfenv_hint(err, MT_PERFENV_MAP,
-			    "the sideband ring", kernel, msg, msgsz);
-			rc = -MT_E_SYS;
-			errno = err;
+		if ((rc = map_ring(s, r, fd, msg, msgsz)) < 0)
 			goto fail;
-		}
 		r->extra = calloc(ntids, sizeof(int));
 		if (r->extra == NULL) {
 			rc = -MT_E_NOMEM;
@@ -197,7 +292,7 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 			goto fail;
 		}
 		for (t = 1; t < ntids; t++) {
-			int fx = open_sb(s, &a, tids[t], cpus[i]);
+			int fx = open_sb(s, &s->attr, tids[t], cpus[i]);
 
 			if (fx < 0 && errno == ESRCH)
 				continue;	/* the thread just exited */
@@ -206,18 +301,17 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 				err = errno;
 				if (fx >= 0)
 					close(fx);
-				mt_perfenv_hint(err, MT_PERFENV_OPEN,
-				    "the sideband event", kernel, msg, msgsz);
-				rc = -MT_E_SYS;
 				errno = err;
+				rc = open_failed(s, msg, msgsz);
 				goto fail;
 			}
 			r->extra[r->nextra++] = fx;
 		}
 	}
+done:
 	if (s->nrings == 0) {
-		snprintf(msg, msgsz, "no online CPU accepted the sideband "
-		    "event");
+		snprintf(msg, msgsz, "no %s accepted the sideband event",
+		    per_thread ? "thread" : "online CPU");
 		rc = -MT_E_SYS;
 		goto fail;
 	}
@@ -393,6 +487,12 @@ size_t
 mt_sbev_nrings(const struct mt_sbev *s)
 {
 	return s->nrings;
+}
+
+pid_t
+mt_sbev_tid(const struct mt_sbev *s, size_t i)
+{
+	return i < s->nrings ? s->rings[i].tid : -1;
 }
 
 const struct mt_wbuf *

@@ -7,7 +7,8 @@
  * PT hardware.
  *
  * One event per (thread, CPU) with inherit, so threads and children created
- * later are covered; the events of one CPU share the first one's data ring
+ * later are covered (or, when descriptors are short, one per thread:
+ * mt_sbev_open); the events of one CPU share the first one's data ring
  * (PERF_EVENT_IOC_SET_OUTPUT).  The kernel refuses mmap of an inherited
  * event bound to cpu -1, hence per CPU.  mt_sbev_drain copies new records
  * out of each ring (advancing data_tail, so the kernel never overwrites
@@ -38,12 +39,23 @@ struct perf_event_mmap_page;
  * Open the dummy events for threads @tids on every online CPU, with
  * @data_pages (a power of two) data pages per CPU ring.  @kernel: also
  * kernel records (else exclude_kernel, as unprivileged users need).
- * @switches: context-switch records too.
+ * @switches: context-switch records too.  @per_thread: instead, one
+ * event per thread (pid = tid, cpu = -1, no inherit), each with a ring of
+ * @data_pages: threads x 1 descriptors instead of threads x CPUs, but a
+ * thread created later has no event until mt_sbev_add_thread.
  * Returns 0, or -MT_E_PERM / -MT_E_SYS / -MT_E_NOMEM with errno set and a
  * one-line reason in @msg.
  */
 int mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
-    size_t data_pages, int kernel, int switches, char *msg, size_t msgsz);
+    size_t data_pages, int kernel, int switches, int per_thread, char *msg,
+    size_t msgsz);
+/*
+ * Per-thread events: open one for thread @tid too (a no-op if it has one,
+ * if it has exited, or for per-CPU events, which inherit).  Returns as
+ * mt_sbev_open.
+ */
+int mt_sbev_add_thread(struct mt_sbev *s, pid_t tid, char *msg,
+    size_t msgsz);
 /* Close the events and free the buffers.  NULL is fine. */
 void mt_sbev_free(struct mt_sbev *s);
 
@@ -61,6 +73,8 @@ void mt_sbev_copy_ring(struct perf_event_mmap_page *pg, const uint8_t *data,
 size_t mt_sbev_nrings(const struct mt_sbev *s);
 const struct mt_wbuf *mt_sbev_data(const struct mt_sbev *s, size_t i,
     int *cpu);
+/* The thread of ring @i (per-thread events), or -1 (a CPU's ring). */
+pid_t mt_sbev_tid(const struct mt_sbev *s, size_t i);
 /* attr.sample_type of the events (the sample_id layout). */
 uint64_t mt_sbev_sample_type(const struct mt_sbev *s);
 /* Put the rings' fds (for poll) into @fds; returns how many (<= @max). */

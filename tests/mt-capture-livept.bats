@@ -210,6 +210,41 @@ budget_tree() {
 	[ "$output" -eq $((31 * $(nproc))) ]
 }
 
+# At least $2 threads in process $1.
+has_threads_at_least() {
+	[ "$(ls "/proc/$1/task" | wc -l)" -ge "$2" ]
+}
+
+@test "mt-capture attach: past the open-files limit, one sideband event per thread, a new thread's from its FORK record" {
+	# 60 threads, one every 300 ms
+	"$T/sleepers" 60 60 300 3>&- &
+	tpid=$!
+	wait_for has_threads_at_least "$tpid" 6
+	# 6+ threads x CPUs events would pass 70 descriptors; 1 per thread not
+	first=$(ls "/proc/$tpid/task" | wc -l)
+	run with_fakept -- bash -c 'ulimit -n 76 && exec "$@"' _ \
+	    mt-capture attach --backend pt --duration 1.5 -p "$tpid" \
+	    -o "$BATS_TEST_TMPDIR/x.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" CPUs sideband events would pass the open-files limit 76: one per thread instead"* ]]
+	[[ "$output" == *"wrote snapshot 0 (duration)"* ]]
+	# no event per CPU; one per thread (cpu -1, logged as 4294967295),
+	# never two for one thread, and threads created while recording got
+	# theirs
+	run grep -cE '^open other type=1 .* cpu=[0-9]+ group=.* inherit=1 ' "$L"
+	[ "$output" -eq 0 ]
+	grep -E '^open other type=1 .* cpu=4294967295 .* inherit=0 ' "$L" |
+	    sed 's/.* pid=\([0-9]*\) .*/\1/' > "$BATS_TEST_TMPDIR/sb.tids"
+	n=$(wc -l < "$BATS_TEST_TMPDIR/sb.tids")
+	[ "$n" -eq "$(sort -u "$BATS_TEST_TMPDIR/sb.tids" | wc -l)" ]
+	[ "$n" -gt "$first" ]
+	# each stored as its thread's SIDEBAND chunk
+	run mt-decode --info "$BATS_TEST_TMPDIR/x.snap"
+	[ "$status" -eq 0 ]
+	run grep -c '^sideband [0-9]*: cpu -1 tid [0-9]' <<< "$output"
+	[ "$output" -eq "$n" ]
+}
+
 @test "mt-capture attach: a hard open-files limit too low is refused up front with the numbers" {
 	"$T/sleepers" 30 60 3>&- &
 	tpid=$!

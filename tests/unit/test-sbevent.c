@@ -42,7 +42,7 @@ records_of_a_real_exec(void)
 		_exit(127);
 	}
 	close(gate[0]);
-	CHECK(mt_sbev_open(&sb, &pid, 1, 16, 0, 1, msg, sizeof(msg)) == 0);
+	CHECK(mt_sbev_open(&sb, &pid, 1, 16, 0, 1, 0, msg, sizeof(msg)) == 0);
 	(void)!write(gate[1], "g", 1);
 	close(gate[1]);
 	waitpid(pid, &st, 0);
@@ -87,7 +87,7 @@ gone_thread_is_an_error(void)
 	pid_t nobody = 1073741822;
 	char msg[512];
 
-	CHECK(mt_sbev_open(&sb, &nobody, 1, 16, 0, 1, msg, sizeof(msg)) < 0);
+	CHECK(mt_sbev_open(&sb, &nobody, 1, 16, 0, 1, 0, msg, sizeof(msg)) < 0);
 	CHECK(sb == NULL);
 	CHECK(strstr(msg, "the target is gone") != NULL);
 }
