@@ -512,35 +512,55 @@ is_elf64(const char *path)
 	return ok;
 }
 
+/*
+ * @p, an ELF file under @root ("" or "/proc/PID/root"), as the path to
+ * use from here: its real path in our namespace, or under another root
+ * @p itself: realpath would follow the /proc/PID/root link to our own
+ * root, where the kernel's lookup (the uprobe's path, open) jumps into
+ * the target's and resolves the rest there.
+ */
 static int
-try_dir(const char *dir, size_t dlen, const char *name, char *out,
-    size_t outsz)
+in_root(const char *root, const char *p, char *out, size_t outsz)
+{
+	if (!is_elf64(p))
+		return -MT_E_NOTFOUND;
+	if (root[0] == '\0')
+		return realpath(p, out) != NULL ? 0 : -MT_E_NOTFOUND;
+	if (strlen(p) >= outsz)
+		return -MT_E_NOTFOUND;
+	strcpy(out, p);
+	return 0;
+}
+
+static int
+try_dir(const char *root, const char *dir, size_t dlen, const char *name,
+    char *out, size_t outsz)
 {
 	char p[PATH_MAX];
+	size_t rlen = strlen(root);
 
-	if (dlen == 0 || dlen + strlen(name) + 2 > sizeof(p))
+	if (dlen == 0 || rlen + dlen + strlen(name) + 2 > sizeof(p))
 		return -MT_E_NOTFOUND;
-	memcpy(p, dir, dlen);
-	p[dlen] = '/';
-	strcpy(p + dlen + 1, name);
-	if (!is_elf64(p) || realpath(p, out) == NULL)
-		return -MT_E_NOTFOUND;
-	(void)outsz;
-	return 0;
+	memcpy(p, root, rlen);
+	memcpy(p + rlen, dir, dlen);
+	p[rlen + dlen] = '/';
+	strcpy(p + rlen + dlen + 1, name);
+	return in_root(root, p, out, outsz);
 }
 
 /* glibc's ld.so.cache, new format ("glibc-ld.so.cache1.1"). */
 static int
-from_ld_cache(const char *name, char *out, size_t outsz)
+from_ld_cache(const char *root, const char *name, char *out, size_t outsz)
 {
 	static const char magic[] = "glibc-ld.so.cache1.1";
-	char *data;
+	char *data, path[PATH_MAX];
 	ssize_t n;
 	struct mt_buf b;
 	uint32_t nlibs, i;
 	int rc = -MT_E_NOTFOUND;
 
-	n = slurp("/etc/ld.so.cache", &data, 64u << 20);
+	snprintf(path, sizeof(path), "%s/etc/ld.so.cache", root);
+	n = slurp(path, &data, 64u << 20);
 	if (n < 48 || memcmp(data, magic, sizeof(magic) - 1) != 0) {
 		free(data);
 		return rc;
@@ -559,14 +579,14 @@ from_ld_cache(const char *name, char *out, size_t outsz)
 		    memchr(data + key, 0, (size_t)n - key) == NULL ||
 		    memchr(data + value, 0, (size_t)n - value) == NULL)
 			continue;
-		if (strcmp(data + key, name) == 0 && is_elf64(data + value) &&
-		    realpath(data + value, out) != NULL) {
+		if (strcmp(data + key, name) == 0 &&
+		    snprintf(path, sizeof(path), "%s%s", root, data + value) <
+		    (int)sizeof(path) && in_root(root, path, out, outsz) == 0) {
 			rc = 0;
 			break;
 		}
 	}
 	free(data);
-	(void)outsz;
 	return rc;
 }
 
@@ -599,14 +619,15 @@ from_pid_maps(pid_t pid, const char *name, char *out, size_t outsz)
 }
 
 static int
-from_dir_list(const char *d, const char *name, char *out, size_t outsz)
+from_dir_list(const char *root, const char *d, const char *name, char *out,
+    size_t outsz)
 {
 	int rc = -MT_E_NOTFOUND;
 
 	while (d != NULL && *d != '\0' && rc < 0) {
 		size_t k = strcspn(d, ":;");
 
-		rc = try_dir(d, k, name, out, outsz);
+		rc = try_dir(root, d, k, name, out, outsz);
 		d += k;
 		if (*d != '\0')
 			d++;
@@ -616,26 +637,52 @@ from_dir_list(const char *d, const char *name, char *out, size_t outsz)
 
 /* LD_LIBRARY_PATH of @pid, or ours (passed on to a child) if pid <= 0. */
 static int
-from_env_path(pid_t pid, const char *name, char *out, size_t outsz)
+from_env_path(pid_t pid, const char *root, const char *name, char *out,
+    size_t outsz)
 {
 	char path[64], *env;
 	ssize_t n, off = 0;
 	int rc = -MT_E_NOTFOUND;
 
 	if (pid <= 0)
-		return from_dir_list(getenv("LD_LIBRARY_PATH"), name, out,
-		    outsz);
+		return from_dir_list("", getenv("LD_LIBRARY_PATH"), name,
+		    out, outsz);
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	n = slurp(path, &env, 1u << 20);
 	while (n > 0 && off < n && rc < 0) {
 		const char *e = env + off;
 
 		if (strncmp(e, "LD_LIBRARY_PATH=", 16) == 0)
-			rc = from_dir_list(e + 16, name, out, outsz);
+			rc = from_dir_list(root, e + 16, name, out, outsz);
 		off += (ssize_t)strlen(e) + 1;
 	}
 	free(env);
 	return rc;
+}
+
+/* Do @a and @b (followed) differ by device or inode? */
+static int
+differ(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 &&
+	    (x.st_dev != y.st_dev || x.st_ino != y.st_ino);
+}
+
+/*
+ * Does @pid see other files than we do under the same paths: another
+ * mount namespace (nsfs inode of /proc/PID/ns/mnt) or root directory (a
+ * chroot)?
+ */
+static int
+other_root(pid_t pid)
+{
+	char ns[64], root[64];
+
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
+	snprintf(root, sizeof(root), "/proc/%d/root/", (int)pid);
+	return differ(ns, "/proc/self/ns/mnt") || differ(root, "/");
 }
 
 int
@@ -645,20 +692,32 @@ mt_proc_find_dso(pid_t pid, const char *name, char *out, size_t outsz)
 		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
 		"/lib64", "/usr/lib64", "/lib", "/usr/lib",
 	};
+	char root[64] = "";
 	size_t i;
 
 	if (outsz < PATH_MAX)
 		return -MT_E_INVAL;
-	if (strchr(name, '/') != NULL)
-		return realpath(name, out) != NULL ? 0 : -MT_E_NOTFOUND;
+	/* A target in another root (a container): its files, not ours. */
+	if (pid > 0 && other_root(pid))
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	if (strchr(name, '/') != NULL) {
+		char p[PATH_MAX];
+
+		if (name[0] != '/' || snprintf(p, sizeof(p), "%s%s", root,
+		    name) >= (int)sizeof(p))
+			return realpath(name, out) != NULL ? 0 :
+			    -MT_E_NOTFOUND;
+		return in_root(root, p, out, outsz);
+	}
 	if (pid > 0 && from_pid_maps(pid, name, out, outsz) == 0)
 		return 0;
-	if (from_env_path(pid, name, out, outsz) == 0)
+	if (from_env_path(pid, root, name, out, outsz) == 0)
 		return 0;
-	if (from_ld_cache(name, out, outsz) == 0)
+	if (from_ld_cache(root, name, out, outsz) == 0)
 		return 0;
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (try_dir(dirs[i], strlen(dirs[i]), name, out, outsz) == 0)
+		if (try_dir(root, dirs[i], strlen(dirs[i]), name, out,
+		    outsz) == 0)
 			return 0;
 	return -MT_E_NOTFOUND;
 }

@@ -104,7 +104,10 @@ void mt_proc_host(struct mt_snap_host *h, uint32_t max_nonturbo_ratio);
  * /proc/PID/environ (ours when @pid <= 0: the child inherits it),
  * /etc/ld.so.cache (glibc's new format), then the default directories.
  * Does not read DT_SONAME, DT_RUNPATH or DT_RPATH.  Writes the real path
- * into @out (at least PATH_MAX bytes).
+ * into @out (at least PATH_MAX bytes); for a target with another mount
+ * namespace or root than ours, the paths searched and written are under
+ * /proc/PID/root (not resolved: the kernel's lookup jumps into the
+ * target's root there).
  * Returns 0 or -MT_E_NOTFOUND.
  */
 int mt_proc_find_dso(pid_t pid, const char *name, char *out, size_t outsz);

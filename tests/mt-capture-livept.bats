@@ -451,6 +451,42 @@ is_exe() {
 	[[ "$output" == *"bundled elf $D/bin/loop, "*" bytes, build-id $id"* ]]
 }
 
+@test "mt-capture attach: DSO:SYMBOL of a library a target in another mount namespace loads later is found in its root, not the same-named file here" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: mount namespaces and uprobes"
+	D="$BATS_TEST_TMPDIR/ct"
+	mkdir -p "$D/lib"
+	# here: a decoy under the path the target's loader will search
+	cc -shared -fPIC -O1 -DDECOY -o "$D/lib/libmtc.so" \
+	    "$MT_ROOT/tests/data/capture/mtclib.c"
+	# there: the real one, in a tmpfs only its mount namespace sees
+	cc -shared -fPIC -O1 -o "$D/real.so" "$MT_ROOT/tests/data/capture/mtclib.c"
+	mkfifo "$D/go" "$D/ready"
+	LD_LIBRARY_PATH="$D/lib" unshare -m --propagation private sh -c \
+	    'mount -t tmpfs tmpfs "$1" && cp "$2" "$1/libmtc.so" &&
+	    exec "$3" "$4" libmtc.so mtc_fn' _ "$D/lib" "$D/real.so" \
+	    "$T/dlfifo" "$D/go" > "$D/out" 3>&- &
+	tpid=$!
+	wait_for is_exe "$tpid" "$T/dlfifo"
+	exec 5<>"$D/ready"
+	( rc=0
+	  with_fakept -- mt-capture attach --backend pt --ready-fd 3 \
+	      --trigger libmtc.so:mtc_fn --duration 20 -p "$tpid" \
+	      -o "$D/dl.snap" 3>"$D/ready" 2>"$D/cap.err" || rc=$?
+	  echo $rc > "$D/cap.status" ) &
+	b=
+	read -r -n 1 -t 60 -u 5 b || true
+	exec 5<&-
+	[ "$b" = r ]
+	echo x > "$D/go"
+	wait_for test -s "$D/cap.status" || wait_for test -s "$D/cap.status"
+	cat "$D/cap.err"
+	[ "$(cat "$D/cap.status")" -eq 0 ]
+	[ "$(cat "$D/out")" = 47 ]
+	off=$(nm -D "$D/real.so" | awk '$3 == "mtc_fn" {print $1}')
+	grep -q "trigger 'libmtc.so:mtc_fn' is mtc_fn in /proc/$tpid/root$D/lib/libmtc.so+0x${off#"${off%%[!0]*}"}" "$D/cap.err"
+	grep -q "wrote snapshot 0 (trigger)" "$D/cap.err"
+}
+
 @test "mt-capture run --all-threads: a child process the per-CPU trace follows is adopted: its trigger hits count" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
 	run with_fakept -- mt-capture run --all-threads --backend pt \

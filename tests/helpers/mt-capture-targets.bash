@@ -10,6 +10,7 @@ build_targets() {
 	cc -O1 -g -o "$T/fifocos" "$MT_ROOT/tests/data/capture/fifocos.c" -ldl
 	cc -O1 -g -o "$T/peekcode" "$MT_ROOT/tests/data/capture/peekcode.c" -ldl
 	cc -O1 -g -pthread -o "$T/thrcos" "$MT_ROOT/tests/data/capture/thrcos.c" -ldl
+	cc -O1 -g -o "$T/dlfifo" "$MT_ROOT/tests/data/capture/dlfifo.c" -ldl
 }
 
 # start_capture ARGS...: run mt-capture ARGS in the background with
