@@ -1242,8 +1242,12 @@ refresh_kernel(struct mt_cap *c)
 
 	if (k == NULL)
 		return;
+	struct mt_proc_krange jit[256];
+	size_t njit = mt_sbev_ksyms(c->sb, jit, 256);
+
 	mt_snap_init(k);
-	if (mt_proc_kernel(k, msg, sizeof(msg)) < 0 || k->ntexts == 0) {
+	if (mt_proc_kernel(k, jit, njit, msg, sizeof(msg)) < 0 ||
+	    k->ntexts == 0) {
 		mt_snap_release(k);
 		free(k);
 		return;
@@ -1767,6 +1771,12 @@ setup_sideband(struct mt_cap *c)
 		return rc;
 	}
 	(void)mt_sbev_timeconv(c->sb, &c->timeconv);
+	if (c->o->kernel && mt_sbev_kernel_err(c->sb) != 0)
+		warnx("--kernel: the CPU-wide events for kernel code loaded or "
+		    "patched while recording were refused (%s; they need "
+		    "CAP_PERFMON or kernel.perf_event_paranoid <= 0): BPF JIT "
+		    "code and text patches of the recording are not described",
+		    strerror(mt_sbev_kernel_err(c->sb)));
 	return 0;
 }
 
@@ -2056,7 +2066,7 @@ mt_cap_main(const struct mt_cap_opts *o)
 		goto out;
 	if (o->kernel && (c->kdesc = calloc(1, sizeof(*c->kdesc))) != NULL) {
 		mt_snap_init(c->kdesc);
-		if (mt_proc_kernel(c->kdesc, msg, sizeof(msg)) < 0)
+		if (mt_proc_kernel(c->kdesc, NULL, 0, msg, sizeof(msg)) < 0)
 			goto out;
 		if (msg[0] != '\0')
 			warnx("%s", msg);

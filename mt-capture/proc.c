@@ -821,8 +821,36 @@ mt_proc_parse_modules(char *text, struct mt_proc_module *mods, size_t max)
 	return n;
 }
 
+/* The JIT ranges as a perf map TEXT chunk of pid 0. */
+static int
+jit_text(struct mt_snap *s, const struct mt_proc_krange *jit, size_t njit)
+{
+	struct mt_snap_text t;
+	char *buf;
+	size_t i, len = 0, cap = njit * (16 + 1 + 8 + 1 + 128 + 1) + 1;
+	int rc;
+
+	if (njit == 0)
+		return 0;
+	if ((buf = malloc(cap)) == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; i < njit; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%llx %x %s\n",
+		    (unsigned long long)jit[i].addr, (unsigned)jit[i].len,
+		    jit[i].name);
+	memset(&t, 0, sizeof(t));
+	t.kind = MT_SNAP_TEXT_PERFMAP;
+	t.pid = 0;
+	t.len = len;
+	t.data = buf;
+	rc = mt_snap_add_text(s, &t);
+	free(buf);
+	return rc;
+}
+
 int
-mt_proc_kernel(struct mt_snap *s, char *warn, size_t warnsz)
+mt_proc_kernel(struct mt_snap *s, const struct mt_proc_krange *jit,
+    size_t njit, char *warn, size_t warnsz)
 {
 	struct mt_snap_text t;
 	struct mt_proc_module mods[512];
@@ -848,6 +876,8 @@ mt_proc_kernel(struct mt_snap *s, char *warn, size_t warnsz)
 	stext = ksym(syms, "_stext");
 	etext = ksym(syms, "_etext");
 	free(syms);
+	if (rc >= 0)
+		rc = jit_text(s, jit, njit);
 	if (rc < 0)
 		return rc;
 	if (stext == 0 || etext <= stext || etext - stext > (256u << 20)) {
@@ -878,6 +908,11 @@ mt_proc_kernel(struct mt_snap *s, char *warn, size_t warnsz)
 		if (mods[i].size <= (64u << 20))
 			rc = kcore_copy(fd, eh, mods[i].addr, mods[i].size,
 			    mods[i].name, s);
+	/* BPF JIT code and trampolines, as they are now. */
+	for (i = 0; rc >= 0 && i < njit; i++)
+		if (jit[i].len > 0 && jit[i].len <= (16u << 20))
+			rc = kcore_copy(fd, eh, jit[i].addr, jit[i].len,
+			    jit[i].name, s);
 	close(fd);
 	return rc < 0 ? rc : 0;
 }

@@ -112,16 +112,29 @@ void mt_proc_host(struct mt_snap_host *h, uint32_t max_nonturbo_ratio);
  */
 int mt_proc_find_dso(pid_t pid, const char *name, char *out, size_t outsz);
 
+/* Kernel code the sideband's KSYMBOL records announced (BPF JIT code,
+ * trampolines, out-of-line kprobe code), live at a snapshot. */
+struct mt_proc_krange {
+	uint64_t addr;		/* start */
+	uint32_t len;		/* bytes */
+	uint16_t type;		/* PERF_RECORD_KSYMBOL_TYPE_* */
+	char name[128];		/* its symbol, e.g. bpf_prog_TAG_NAME */
+};
+
 /*
  * --kernel: add /proc/kallsyms as a TEXT chunk and the kernel text
  * [_stext, _etext) read from /proc/kcore (as it runs, with its run-time
  * patches) as a BLOB, and each loaded module's memory ([name], from
- * /proc/modules) likewise.  What cannot be read (kptr_restrict, no kcore)
- * is skipped with a note in @warn.  Returns 0 or -MT_E_NOMEM.  Called
- * again at each snapshot, so what was loaded or patched meanwhile is
- * there.  Not copied: BPF JIT code and trampolines.
+ * /proc/modules) likewise; then the @njit ranges @jit: as a TEXT chunk
+ * of kind perf map (pid 0: "ADDR LEN NAME" in hex, one a line) and, from
+ * /proc/kcore, each as a BLOB named by its symbol.  What cannot be read
+ * (kptr_restrict, no kcore) is skipped with a note in @warn.  Returns 0
+ * or -MT_E_NOMEM.  Called again at each snapshot, so what was loaded or
+ * patched meanwhile is there.  Not copied: JIT code loaded before
+ * recording started (no KSYMBOL record gives its length).
  */
-int mt_proc_kernel(struct mt_snap *s, char *warn, size_t warnsz);
+int mt_proc_kernel(struct mt_snap *s, const struct mt_proc_krange *jit,
+    size_t njit, char *warn, size_t warnsz);
 
 /* A loaded kernel module (/proc/modules). */
 struct mt_proc_module {

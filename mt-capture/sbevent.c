@@ -54,6 +54,8 @@ struct mt_sbev {
 	size_t page;		/* page size */
 	size_t data_pages;
 	uint64_t sample_type;
+	int kernel_err;		/* errno refusing the CPU-wide --kernel
+				 * events, 0: open (or not asked) */
 	int no_build_id;	/* the kernel refused attr.build_id (< 5.12):
 				 * build-ids come from the files */
 	struct sb_bid *bids;	/* cache of computed build-ids */
@@ -90,14 +92,6 @@ fill_attr(struct perf_event_attr *a, int kernel, int switches)
 	a->context_switch = switches ? 1 : 0;
 	a->sample_id_all = 1;
 	a->build_id = 1;	/* MMAP2 with build-ids (5.12+) */
-	if (kernel) {
-		/* Kernel code that changes while recording (--kernel):
-		 * TEXT_POKE (5.9+, jump labels, static calls, ftrace),
-		 * KSYMBOL (5.1+, BPF JIT and trampolines), BPF_EVENT. */
-		a->text_poke = 1;
-		a->ksymbol = 1;
-		a->bpf_event = 1;
-	}
 	/* Wake poll only when a quarter of the ring is used: the framework
 	 * drains on a timer anyway. */
 	a->watermark = 1;
@@ -189,6 +183,94 @@ new_ring(struct mt_sbev *s)
 	return r;
 }
 
+/*
+ * --kernel: kernel code that changes while recording, TEXT_POKE (5.9+,
+ * jump labels, static calls, ftrace), KSYMBOL (5.1+, BPF JIT code and
+ * trampolines) and BPF_EVENT, comes from whichever task loads or patches
+ * it, so only CPU-wide events see it: the kernel's is_sb_event() leaves
+ * a task's events (PERF_ATTACH_TASK) out of the side-band list that
+ * perf_iterate_sb() walks besides the current task's own.  One such
+ * event per CPU (pid -1), asking for nothing else (as perf adds a
+ * system-wide tracking event next to intel_pt when it records the
+ * kernel).  Needs CAP_PERFMON or perf_event_paranoid <= 0.
+ */
+static void
+fill_kernel_attr(struct perf_event_attr *a, const struct perf_event_attr *sb)
+{
+	*a = *sb;
+	a->inherit = 0;
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 0;
+	a->context_switch = 0;
+	a->build_id = 0;
+	a->text_poke = 1;
+	a->ksymbol = 1;
+	a->bpf_event = 1;
+}
+
+/*
+ * Open the CPU-wide kernel-code events of --kernel: into CPU @cpu's ring
+ * if the events are per CPU, else each into a ring of its own.  Refusals
+ * (privilege, or a kernel without any of the three records) leave
+ * s->kernel_err set and change nothing else; returns 0, or -MT_E_NOMEM /
+ * -MT_E_SYS when a ring cannot be set up.
+ */
+static int
+open_kernel_events(struct mt_sbev *s, const int *cpus, int ncpus, char *msg,
+    size_t msgsz)
+{
+	struct perf_event_attr a;
+	int i, fd, rc, *nx;
+	size_t r;
+
+	fill_kernel_attr(&a, &s->attr);
+	for (i = 0; i < ncpus; i++) {
+		fd = open_sb(s, &a, -1, cpus[i]);
+		if (fd < 0 && errno == ENODEV)
+			continue;
+		if (fd < 0 || !(a.text_poke || a.ksymbol || a.bpf_event)) {
+			s->kernel_err = fd < 0 ? errno : EINVAL;
+			if (fd >= 0)
+				close(fd);
+			return 0;
+		}
+		for (r = 0; r < s->nrings && s->rings[r].cpu != cpus[i]; r++)
+			;
+		if (r < s->nrings) {
+			struct sb_ring *rg = &s->rings[r];
+
+			nx = realloc(rg->extra, (rg->nextra + 1) *
+			    sizeof(*nx));
+			if (nx == NULL) {
+				close(fd);
+				return -MT_E_NOMEM;
+			}
+			rg->extra = nx;
+			rg->extra[rg->nextra++] = fd;
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rg->fd) < 0) {
+				snprintf(msg, msgsz, "cannot share the "
+				    "sideband ring: %s", strerror(errno));
+				return -MT_E_SYS;
+			}
+			continue;
+		}
+		{
+			struct sb_ring *rg = new_ring(s);
+
+			if (rg == NULL) {
+				close(fd);
+				return -MT_E_NOMEM;
+			}
+			rg->cpu = cpus[i];
+			if ((rc = map_ring(s, rg, fd, msg, msgsz)) < 0) {
+				close(fd);
+				return rc;
+			}
+			s->nrings++;
+		}
+	}
+	return 0;
+}
+
 int
 mt_sbev_add_thread(struct mt_sbev *s, pid_t tid, char *msg, size_t msgsz)
 {
@@ -248,6 +330,8 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 	s->kernel = kernel;
 	s->per_thread = per_thread;
 	fill_attr(&s->attr, kernel, switches);
+	/* Offline CPUs would refuse with ENODEV. */
+	ncpus = mt_perfenv_online_cpus("", cpus, 1024);
 	if (per_thread) {
 		/*
 		 * One event per thread (pid = tid, cpu = -1) with its own
@@ -263,8 +347,6 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 				goto fail;
 		goto done;
 	}
-	/* Offline CPUs would refuse with ENODEV. */
-	ncpus = mt_perfenv_online_cpus("", cpus, 1024);
 	for (i = 0; i < ncpus; i++) {
 		struct sb_ring *r = new_ring(s);
 		int fd;
@@ -309,6 +391,9 @@ mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
 		}
 	}
 done:
+	if (kernel && s->nrings > 0 &&
+	    (rc = open_kernel_events(s, cpus, ncpus, msg, msgsz)) < 0)
+		goto fail;
 	if (s->nrings == 0) {
 		snprintf(msg, msgsz, "no %s accepted the sideband event",
 		    per_thread ? "thread" : "online CPU");
@@ -620,4 +705,105 @@ mt_sbev_trim(struct mt_sbev *s, uint64_t before)
 		r->scanned = n;
 	}
 	return dropped;
+}
+
+/* A KSYMBOL record, for the time sort of mt_sbev_ksyms_of. */
+struct sb_ksym {
+	uint64_t time;
+	size_t seq;		/* input order, for equal times */
+	struct mt_proc_krange r;
+	int unreg;
+};
+
+static int
+ksym_cmp(const void *a, const void *b)
+{
+	const struct sb_ksym *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+size_t
+mt_sbev_ksyms_of(const struct mt_wbuf *bufs, size_t nbufs,
+    uint64_t sample_type, struct mt_proc_krange *out, size_t max)
+{
+	struct sb_ksym *k = NULL, *nk;
+	size_t nk_ = 0, cap = 0, i, j, n = 0;
+
+	for (i = 0; i < nbufs; i++) {
+		struct mt_sb_reader rd;
+		struct mt_sb_rec rec;
+
+		mt_sb_reader_init(&rd, bufs[i].p, bufs[i].len, sample_type, 1,
+		    0);
+		while (mt_sb_next(&rd, &rec) == 0) {
+			struct sb_ksym *e;
+			size_t nl;
+
+			if (rec.type != PERF_RECORD_KSYMBOL || rec.body_len < 17)
+				continue;
+			if (nk_ == cap) {
+				nk = realloc(k, (cap * 2 + 16) * sizeof(*k));
+				if (nk == NULL)
+					goto out;
+				k = nk;
+				cap = cap * 2 + 16;
+			}
+			e = &k[nk_];
+			memset(e, 0, sizeof(*e));
+			e->time = rec.has_id ? rec.id.time : 0;
+			e->seq = nk_++;
+			e->r.addr = mt_le64(rec.body);
+			e->r.len = mt_le32(rec.body + 8);
+			e->r.type = mt_le16(rec.body + 12);
+			e->unreg = (mt_le16(rec.body + 14) &
+			    PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) != 0;
+			nl = strnlen((const char *)rec.body + 16,
+			    rec.body_len - 16);
+			if (nl >= sizeof(e->r.name))
+				nl = sizeof(e->r.name) - 1;
+			memcpy(e->r.name, rec.body + 16, nl);
+		}
+	}
+	qsort(k, nk_, sizeof(*k), ksym_cmp);
+	for (i = 0; i < nk_; i++) {
+		for (j = 0; j < n && out[j].addr != k[i].r.addr; j++)
+			;
+		if (k[i].unreg) {
+			if (j < n)
+				out[j] = out[--n];
+		} else if (j < n) {
+			out[j] = k[i].r;
+		} else if (n < max) {
+			out[n++] = k[i].r;
+		}
+	}
+out:
+	free(k);
+	return n;
+}
+
+size_t
+mt_sbev_ksyms(const struct mt_sbev *s, struct mt_proc_krange *out,
+    size_t max)
+{
+	struct mt_wbuf *b;
+	size_t i, n;
+
+	if (s == NULL || s->nrings == 0 ||
+	    (b = malloc(s->nrings * sizeof(*b))) == NULL)
+		return 0;
+	for (i = 0; i < s->nrings; i++)
+		b[i] = s->rings[i].out;
+	n = mt_sbev_ksyms_of(b, s->nrings, s->sample_type, out, max);
+	free(b);
+	return n;
+}
+
+int
+mt_sbev_kernel_err(const struct mt_sbev *s)
+{
+	return s != NULL ? s->kernel_err : 0;
 }

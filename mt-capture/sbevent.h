@@ -56,6 +56,13 @@ int mt_sbev_open(struct mt_sbev **out, const pid_t *tids, size_t ntids,
  */
 int mt_sbev_add_thread(struct mt_sbev *s, pid_t tid, char *msg,
     size_t msgsz);
+/*
+ * With @kernel, mt_sbev_open also opens one CPU-wide event per CPU for
+ * TEXT_POKE, KSYMBOL and BPF_EVENT records (only CPU-wide events get
+ * those of other tasks).  The errno that refused them (EACCES: needs
+ * CAP_PERFMON or perf_event_paranoid <= 0), or 0.
+ */
+int mt_sbev_kernel_err(const struct mt_sbev *s);
 /* Close the events and free the buffers.  NULL is fine. */
 void mt_sbev_free(struct mt_sbev *s);
 
@@ -97,6 +104,22 @@ size_t mt_sbev_trim(struct mt_sbev *s, uint64_t before);
  */
 size_t mt_sbev_trim_buf(uint8_t *p, size_t len, uint64_t sample_type,
     uint64_t before);
+
+struct mt_proc_krange;
+
+/*
+ * The kernel code ranges the KSYMBOL records of @nbufs record buffers
+ * @bufs (@sample_type: their sample_id layout) leave registered, in time
+ * order across the buffers: each registration (PERF_RECORD_KSYMBOL:
+ * u64 addr, u32 len, u16 ksym_type, u16 flags, char name[]) adds its
+ * range, one with PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER removes the range
+ * at its address.  At most @max into @out; returns how many.
+ */
+size_t mt_sbev_ksyms_of(const struct mt_wbuf *bufs, size_t nbufs,
+    uint64_t sample_type, struct mt_proc_krange *out, size_t max);
+/* The same over every ring's records drained so far. */
+size_t mt_sbev_ksyms(const struct mt_sbev *s, struct mt_proc_krange *out,
+    size_t max);
 
 /*
  * Time conversion from the first ring's mmap page; cap_user_time_zero

@@ -394,32 +394,76 @@ has_pid_line() {
 	[ "$output" = "ENABLE,DISABLE,ENABLE,rename m.snap,DISABLE,ENABLE,rename m-1.snap,DISABLE,rename m-2.snap,DISABLE" ]
 }
 
-@test "mt-capture --kernel: the sideband asks for TEXT_POKE and KSYMBOL, and drops them on kernels without" {
+@test "mt-capture --kernel: TEXT_POKE and KSYMBOL come from one CPU-wide event per CPU, dropped on kernels without" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root: kernel tracing"
-	# this kernel (6.x) takes them
+	n=$(nproc)
+	# this kernel (6.x) takes them, on CPU-wide events (pid -1, logged
+	# as 4294967295) asking for nothing else; the target's events not
 	run with_fakept -- mt-capture run -q --kernel --backend pt \
 	    -o "$BATS_TEST_TMPDIR/k.snap" -- true
 	[ "$status" -eq 0 ]
-	run grep -c '^open other .* text_poke=1 ksymbol=1 bpf_event=1$' "$L"
-	[ "$output" -eq "$(nproc)" ]
-	# 5.8: no build_id (5.12) and no text_poke (5.9), newest dropped first
+	run grep -c '^open other .* pid=4294967295 .* text_poke=1 ksymbol=1 bpf_event=1$' "$L"
+	[ "$output" -eq "$n" ]
+	run grep -c '^open other .* text_poke=0 ksymbol=0 bpf_event=0$' "$L"
+	[ "$output" -eq "$n" ]
+	# 5.8: no build_id (5.12) and no text_poke (5.9), each dropped once
 	rm -f "$L"
 	run with_fakept FAKEPT_KERNEL=5.8 -- mt-capture run -q --kernel \
 	    --backend pt -o "$BATS_TEST_TMPDIR/k.snap" -- true
 	[ "$status" -eq 0 ]
 	run awk '/^open other/ { print $9, $16, $17 } /^refused/ { print "refused" }' "$L"
-	[ "${lines[0]}" = "build_id=1 text_poke=1 ksymbol=1" ]
+	[ "${lines[0]}" = "build_id=1 text_poke=0 ksymbol=0" ]
 	[ "${lines[1]}" = "refused" ]
-	[ "${lines[2]}" = "build_id=0 text_poke=1 ksymbol=1" ]
-	[ "${lines[3]}" = "refused" ]
-	[ "${lines[4]}" = "build_id=0 text_poke=0 ksymbol=1" ]
-	[ "${#lines[@]}" -eq $((4 + $(nproc))) ]
+	[ "${lines[2]}" = "build_id=0 text_poke=0 ksymbol=0" ]
+	[ "${lines[$((n + 1))]}" = "build_id=0 text_poke=0 ksymbol=0" ]
+	[ "${lines[$((n + 2))]}" = "build_id=0 text_poke=1 ksymbol=1" ]
+	[ "${lines[$((n + 3))]}" = "refused" ]
+	[ "${lines[$((n + 4))]}" = "build_id=0 text_poke=0 ksymbol=1" ]
+	[ "${lines[$((2 * n + 3))]}" = "build_id=0 text_poke=0 ksymbol=1" ]
+	[ "${#lines[@]}" -eq $((2 * n + 4)) ]
 	# without --kernel none of them
 	rm -f "$L"
 	run with_fakept -- mt-capture run -q --backend pt \
 	    -o "$BATS_TEST_TMPDIR/k.snap" -- true
 	run grep -c '^open other .* text_poke=0 ksymbol=0 bpf_event=0$' "$L"
-	[ "$output" -eq "$(nproc)" ]
+	[ "$output" -eq "$n" ]
+	run grep -c '^open other ' "$L"
+	[ "$output" -eq "$n" ]
+}
+
+@test "mt-capture --kernel: a BPF program loaded while recording is in the snapshot, from its KSYMBOL record, as /proc/kallsyms places it" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: kernel tracing and BPF"
+	[ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 1 ] ||
+	    skip "needs the BPF JIT (net.core.bpf_jit_enable)"
+	D=$BATS_TEST_TMPDIR
+	cc -O1 -o "$D/bpfload" "$MT_ROOT/tests/data/capture/bpfload.c"
+	mkfifo "$D/ready" "$D/go"
+	exec 5<>"$D/ready"
+	( rc=0
+	  with_fakept -- mt-capture run --kernel --backend pt --ready-fd 3 \
+	      -o "$D/k.snap" -- sleep 60 3>"$D/ready" 2>"$D/cap.err" || rc=$?
+	  echo $rc > "$D/cap.status" ) &
+	sub=$!
+	b=
+	read -r -n 1 -t 60 -u 5 b || true
+	exec 5<&-
+	[ "$b" = r ]
+	# loaded while recording, still loaded at the snapshot
+	"$D/bpfload" "$D/go" > "$D/bpf.out" &
+	wait_for test -s "$D/bpf.out"
+	read -r addr name < "$D/bpf.out"
+	cap=$(pgrep -P "$sub")
+	kill -INT "$cap"
+	wait_for test -s "$D/cap.status"
+	echo x > "$D/go"
+	wait
+	cat "$D/cap.err"
+	[ "$(cat "$D/cap.status")" -eq 0 ]
+	# the JIT ranges of the snapshot (a perf map of pid 0) hold it at
+	# the address /proc/kallsyms gave, with its length
+	run mt-decode --info "$D/k.snap"
+	[[ "$output" == *"text kind 2 pid 0, "* ]]
+	grep -aq "${addr#"${addr%%[!0]*}"} [0-9a-f][0-9a-f]* $name" "$D/k.snap"
 }
 
 is_exe() {

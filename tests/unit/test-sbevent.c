@@ -17,6 +17,7 @@
 #include "err.h"
 #include "sideband.h"
 #include "snap.h"
+#include "../../mt-capture/proc.h"
 #include "../../mt-capture/sbevent.h"
 
 static void
@@ -153,11 +154,74 @@ trim_keeps_state_and_recent_switches(void)
 	mt_wbuf_release(&w);
 }
 
+/* A KSYMBOL record at perf time @t into @w (TID|TIME sample_id). */
+static void
+ksym(struct mt_wbuf *w, uint64_t t, uint64_t addr, uint32_t len,
+    int unreg, const char *name)
+{
+	uint8_t body[16 + 32];
+	struct mt_sb_rec r;
+
+	memset(body, 0, sizeof(body));
+	mt_put_le64(body, addr);
+	mt_put_le32(body + 8, len);
+	mt_put_le16(body + 12, 1);		/* PERF_RECORD_KSYMBOL_TYPE_BPF */
+	mt_put_le16(body + 14, unreg ? 1 : 0);	/* _FLAGS_UNREGISTER */
+	strncpy((char *)body + 16, name, 31);
+	memset(&r, 0, sizeof(r));
+	r.type = 17;				/* PERF_RECORD_KSYMBOL */
+	r.id.pid = r.id.tid = 0;
+	r.id.time = t;
+	r.body = body;
+	r.body_len = sizeof(body);
+	mt_sb_write(w, &r, MT_SB_ST_TID | MT_SB_ST_TIME);
+}
+
+/*
+ * Two CPUs' records, applied in time order across them: X registered
+ * (CPU 1, t 10), Y (CPU 0, t 20) and Z (CPU 0, t 25); Y unregistered
+ * (CPU 1, t 30) and X (CPU 0, t 40); X registered again (CPU 1, t 50)
+ * with another length.  Left: Z, then X as it is now.
+ */
+static void
+ksyms_registered_in_time_order(void)
+{
+	struct mt_wbuf w[2];
+	struct mt_proc_krange k[8];
+	size_t n;
+
+	mt_wbuf_init(&w[0]);
+	mt_wbuf_init(&w[1]);
+	ksym(&w[0], 20, 0xffffffffc0002000ull, 0x80, 0, "bpf_prog_y");
+	ksym(&w[0], 25, 0xffffffffc0003000ull, 0x10, 0, "bpf_prog_z");
+	ksym(&w[0], 40, 0xffffffffc0001000ull, 0x40, 1, "bpf_prog_x");
+	ksym(&w[1], 10, 0xffffffffc0001000ull, 0x40, 0, "bpf_prog_x");
+	ksym(&w[1], 30, 0xffffffffc0002000ull, 0x80, 1, "bpf_prog_y");
+	ksym(&w[1], 50, 0xffffffffc0001000ull, 0x48, 0, "bpf_prog_x2");
+	n = mt_sbev_ksyms_of(w, 2, MT_SB_ST_TID | MT_SB_ST_TIME, k, 8);
+	CHECK_EQ_U64(n, 2);
+	if (n == 2) {
+		CHECK_EQ_U64(k[0].addr, 0xffffffffc0003000ull);
+		CHECK_EQ_U64(k[0].len, 0x10);
+		CHECK_STR(k[0].name, "bpf_prog_z");
+		CHECK_EQ_U64(k[1].addr, 0xffffffffc0001000ull);
+		CHECK_EQ_U64(k[1].len, 0x48);
+		CHECK_STR(k[1].name, "bpf_prog_x2");
+		CHECK_EQ_U64(k[1].type, 1);
+	}
+	/* at most @max */
+	CHECK_EQ_U64(mt_sbev_ksyms_of(w, 2, MT_SB_ST_TID | MT_SB_ST_TIME, k,
+	    1), 1);
+	mt_wbuf_release(&w[0]);
+	mt_wbuf_release(&w[1]);
+}
+
 int
 main(void)
 {
 	TEST(records_of_a_real_exec);
 	TEST(gone_thread_is_an_error);
 	TEST(trim_keeps_state_and_recent_switches);
+	TEST(ksyms_registered_in_time_order);
 	return tap_done();
 }

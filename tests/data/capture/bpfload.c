@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loads a BPF program (a socket filter named "mt_ksym": r0 = 0; exit) so
+ * that the kernel JIT-compiles it and announces it with a KSYMBOL record,
+ * prints "ADDR NAME" as /proc/kallsyms lists its JIT code, then keeps it
+ * loaded until a byte arrives on the fifo argv[1].  Needs root (or
+ * CAP_BPF) and the BPF JIT.
+ */
+#include <linux/bpf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int
+main(int argc, char **argv)
+{
+	struct bpf_insn insn[2];
+	union bpf_attr a;
+	char line[512], addr[32], type[8], name[256];
+	FILE *f;
+	int fd, ff, found = 0;
+	char b;
+
+	if (argc != 2)
+		return 2;
+	memset(insn, 0, sizeof(insn));
+	insn[0].code = BPF_ALU64 | BPF_MOV | BPF_K;	/* r0 = 0 */
+	insn[0].dst_reg = BPF_REG_0;
+	insn[1].code = BPF_JMP | BPF_EXIT;
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (unsigned long)insn;
+	a.insn_cnt = 2;
+	a.license = (unsigned long)"GPL";
+	strcpy(a.prog_name, "mt_ksym");
+	fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+	if (fd < 0) {
+		perror("bpf");
+		return 1;
+	}
+	if ((f = fopen("/proc/kallsyms", "r")) == NULL)
+		return 1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "%31s %7s %255s", addr, type, name) == 3 &&
+		    strstr(name, "_mt_ksym") != NULL &&
+		    strncmp(name, "bpf_prog_", 9) == 0) {
+			printf("%s %s\n", addr, name);
+			found = 1;
+			break;
+		}
+	fclose(f);
+	fflush(stdout);
+	if (!found)
+		return 1;
+	if ((ff = open(argv[1], O_RDONLY)) < 0 || read(ff, &b, 1) != 1)
+		return 1;
+	close(fd);
+	return 0;
+}
