@@ -128,9 +128,28 @@ kernel_copies(void)
 	size_t i;
 	int blob = 0;
 
+	struct mt_proc_krange jit[2] = {
+		{ .addr = 0xffffffffc0001000ull, .len = 0x40, .type = 1,
+		    .name = "bpf_prog_0123456789abcdef_a" },
+		{ .addr = 0xffffffffc0002800ull, .len = 0x1c8, .type = 2,
+		    .name = "kprobe_insn_page" },
+	};
+	static const char want[] =
+	    "ffffffffc0001000 40 bpf_prog_0123456789abcdef_a\n"
+	    "ffffffffc0002800 1c8 kprobe_insn_page\n";
+
 	mt_snap_init(&s);
-	CHECK(mt_proc_kernel(&s, warn, sizeof(warn)) == 0);
+	CHECK(mt_proc_kernel(&s, NULL, 0, warn, sizeof(warn)) == 0);
 	CHECK(s.ntexts == 1 && s.texts[0].kind == MT_SNAP_TEXT_KALLSYMS);
+	mt_snap_release(&s);
+	/* The JIT ranges: a perf map of pid 0 after kallsyms */
+	mt_snap_init(&s);
+	CHECK(mt_proc_kernel(&s, jit, 2, warn, sizeof(warn)) == 0);
+	CHECK(s.ntexts == 2 && s.texts[1].kind == MT_SNAP_TEXT_PERFMAP &&
+	    s.texts[1].pid == 0);
+	if (s.ntexts == 2)
+		CHECK(s.texts[1].len == strlen(want) &&
+		    memcmp(s.texts[1].data, want, strlen(want)) == 0);
 	for (i = 0; i < s.nblobs; i++)
 		if (s.blobs[i].kind == MT_SNAP_BLOB_KERNEL)
 			blob = s.blobs[i].len > 4096 &&
