@@ -8,6 +8,7 @@
  * call, so the offsets mt-decode reports and compares under -j are
  * libipt's.  Events carry no time: the layer refuses timing packets.
  */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,8 +247,14 @@ pq_decode_ip(struct pq *q, int *ipc_out)
 		return -pte_bad_packet;
 	if (q->end - p < n + 1)
 		return -pte_eos;
-	for (i = n; i > 0; i--)
-		v = (v << 8) | p[i];
+	if (q->end - p >= 9) {
+		/* the payload in one little-endian load, masked */
+		memcpy(&v, p + 1, 8);
+		v = n == 8 ? le64toh(v) : le64toh(v) & ((1ull << (8 * n)) - 1);
+	} else {
+		for (i = n; i > 0; i--)
+			v = (v << 8) | p[i];
+	}
 	*ipc_out = ipc;
 	switch (ipc) {
 	case pt_ipc_suppressed:
