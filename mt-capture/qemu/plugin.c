@@ -572,16 +572,29 @@ tb_step(struct vst *v, const struct blk *b)
 	advance(v, b);
 }
 
+/* The previous block ended in an indirect jump or call, or in a return
+ * that compression does not cover (tb_exec checked the rest): TIP, then
+ * what is due after it. */
+static __attribute__((noinline)) void
+tb_tip(struct vst *v, const struct blk *b, enum mt_emu_pt_ev ev)
+{
+	const struct blk *p = v->prev;
+
+	mt_emu_pt_branch(v->pt, ev, p->last, p->len, b->pc, 1, v->tsc);
+	mt_emu_pt_tick(v->pt, b->pc, v->tsc);
+	advance(v, b);
+}
+
 /*
  * A block starts.  When the previous one ended in a conditional branch, a
  * direct call, a compressed return, a direct jump or a fall-through (nine
- * blocks in ten of bench/cap-calls.cpp) and no packet is due, this costs
- * only what is inline here: no call, so no saved registers either (every
- * other case goes to tb_step or tb_exec_full, as tail calls).  What it
- * does is what follow() and mt_emu_pt_tick() would, without the
- * ground-truth log: a thread that writes one takes tb_exec_full for every
- * block, and a test compares the packets of the two captures byte for
- * byte (tests/mt-capture-qemu.bats).
+ * blocks in ten of bench/cap-calls.cpp), no packet is due and no JIT code
+ * was rewritten, this costs only what is inline here: no call, so no
+ * saved registers either (every other case goes to tb_tip, tb_step or
+ * tb_exec_full, as tail calls).  What it does is what step() would,
+ * without the ground-truth log: a thread that writes one takes
+ * tb_exec_full for every block, and a test compares the packets of the
+ * two captures byte for byte (tests/mt-capture-qemu.bats).
  */
 static void
 tb_exec(unsigned int vcpu, void *udata)
@@ -623,12 +636,22 @@ tb_exec(unsigned int vcpu, void *udata)
 		mt_emu_pt_bit(pt, taken);
 	} else switch (p->cls) {
 	case MT_EMU_I_RET:
-		/* Compressed: the newest return address is @next. */
-		if ((next == p->last && p->ninsns > 1) ||
-		    !mt_emu_pt_ret_pop(pt, next))
+		if (next == p->last && p->ninsns > 1)
 			goto other;
+		/* Compressed when the newest return address is @next. */
+		if (!mt_emu_pt_ret_pop(pt, next)) {
+			tb_tip(v, b, MT_EMU_PT_RET);
+			return;
+		}
 		mt_emu_pt_bit(pt, 1);
 		break;
+	case MT_EMU_I_JMP_IND:
+	case MT_EMU_I_CALL_IND:
+		if (next == p->last && p->ninsns > 1)
+			goto other;
+		tb_tip(v, b, p->cls == MT_EMU_I_JMP_IND ? MT_EMU_PT_JMP_IND :
+		    MT_EMU_PT_CALL_IND);
+		return;
 	case MT_EMU_I_CALL:
 		if (next != p->target)
 			goto other;
