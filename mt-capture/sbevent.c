@@ -767,7 +767,8 @@ mt_sbev_ksyms_of(const struct mt_wbuf *bufs, size_t nbufs,
 			memcpy(e->r.name, rec.body + 16, nl);
 		}
 	}
-	qsort(k, nk_, sizeof(*k), ksym_cmp);
+	if (nk_ > 0)
+		qsort(k, nk_, sizeof(*k), ksym_cmp);
 	for (i = 0; i < nk_; i++) {
 		for (j = 0; j < n && out[j].addr != k[i].r.addr; j++)
 			;
