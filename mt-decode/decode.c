@@ -1619,8 +1619,8 @@ dec_jobs(const struct decode_opts *o, const struct mt_snap *s)
 	return pt < 1 ? 1 : pt < (uint64_t)o->jobs ? (int)pt : o->jobs;
 }
 
-int
-decode_run(const struct decode_opts *o, const struct mt_snap *s,
+static int
+dec_all(const struct decode_opts *o, const struct mt_snap *s,
     struct mt_evw *w, struct decode_stats *st, struct decode_diag *d)
 {
 	struct dec_run r;
@@ -1681,6 +1681,56 @@ out:
 	image_set_free(r.is);
 	free(r.seen);
 	return rc;
+}
+
+int
+decode_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t a;
+	int rc = pthread_attr_init(&a);
+
+	if (rc != 0)
+		return rc;
+	rc = pthread_attr_setstacksize(&a, DECODE_STACK);
+	if (rc == 0)
+		rc = pthread_create(th, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	return rc;
+}
+
+/* decode_run's arguments and result, for its thread. */
+struct dec_call {
+	const struct decode_opts *o;
+	const struct mt_snap *s;
+	struct mt_evw *w;
+	struct decode_stats *st;
+	struct decode_diag *d;
+	int rc;			/* dec_all's status */
+	int err;		/* its errno (-MT_E_IO) */
+};
+
+static void *
+dec_call_main(void *arg)
+{
+	struct dec_call *c = arg;
+
+	c->rc = dec_all(c->o, c->s, c->w, c->st, c->d);
+	c->err = errno;
+	return NULL;
+}
+
+int
+decode_run(const struct decode_opts *o, const struct mt_snap *s,
+    struct mt_evw *w, struct decode_stats *st, struct decode_diag *d)
+{
+	struct dec_call c = { o, s, w, st, d, 0, 0 };
+	pthread_t th;
+
+	if (decode_thread_start(&th, dec_call_main, &c) != 0)
+		return -MT_E_NOMEM;
+	pthread_join(th, NULL);
+	errno = c.err;
+	return c.rc;
 }
 
 /*

@@ -12,6 +12,7 @@
 #ifndef MT_DECODE_DECODE_H
 #define MT_DECODE_DECODE_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "image.h"
@@ -106,5 +107,16 @@ struct decode_diag {
  */
 int decode_run(const struct decode_opts *o, const struct mt_snap *s,
     struct mt_evw *w, struct decode_stats *st, struct decode_diag *d);
+
+/*
+ * Start @fn(@arg) on a thread with DECODE_STACK bytes of stack: every
+ * thread that runs libipt's block decoder is one (decode_run's own, the
+ * -j N workers).  libipt 2.0.5 recurses once per block-cache trampoline
+ * (pt_blk_proceed_no_event_cached, ptbq_again), up to the 65535
+ * instructions of a block: on code that loops on a direct jump that is
+ * more than the default 8 MiB.  Returns 0 or pthread_create's error.
+ */
+#define DECODE_STACK	(64u << 20)
+int decode_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
 #endif /* MT_DECODE_DECODE_H */

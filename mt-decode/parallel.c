@@ -574,7 +574,7 @@ par_start(struct par *p, int jobs, pthread_t **th, struct par_worker **wk,
 		return -MT_E_NOMEM;
 	for (k = 0; k < (size_t)jobs; k++) {
 		(*wk)[k].p = p;
-		if (pthread_create(&(*th)[k], NULL, par_worker, &(*wk)[k]) != 0)
+		if (decode_thread_start(&(*th)[k], par_worker, &(*wk)[k]) != 0)
 			break;
 		(*nth)++;
 	}

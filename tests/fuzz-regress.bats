@@ -84,3 +84,13 @@ replay() {
 		[ "$(tail -1 "$BATS_TEST_TMPDIR/e.ev" | cut -d' ' -f1)" = end ]
 	done
 }
+
+@test "fuzz regress: a direct-jump loop that libipt's block cache walks 65535 deep decodes on its big stack, then ends in an error record" {
+	f="$MT_ROOT/tests/fuzz/regress/decode/jmp-loop-deep-libipt-recursion"
+	for o in -j1 -j2 --no-cache; do
+		run timeout 120 mt-decode -q "$o" -o "$BATS_TEST_TMPDIR/e.ev" "$f"
+		[ "$status" -eq 0 ]
+		grep -qx 'error [0-9]* [0-9]* 0x40106a 52 never-ending%20loop' \
+		    "$BATS_TEST_TMPDIR/e.ev"
+	done
+}
