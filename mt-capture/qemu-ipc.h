@@ -67,6 +67,7 @@ struct mtq_ctl {
 	_Atomic uint64_t insns;		/* instructions of exited threads */
 	_Atomic uint64_t blocks;	/* blocks of exited threads */
 	_Atomic uint64_t translated;	/* blocks translated */
+	_Atomic uint64_t records;	/* block records the plugin holds */
 	_Atomic uint64_t odd;		/* block changes the model did not expect */
 	struct mtq_hit hits[MTQ_MAX_HITS];	/* hits[i % MTQ_MAX_HITS] */
 	_Atomic uint32_t hit_ready[MTQ_MAX_HITS];	/* seq + 1 once written */

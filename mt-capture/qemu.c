@@ -806,6 +806,8 @@ qemu_annotate(struct mt_cap *c, struct mt_snap *s)
 	    (rc = meta_u64(s, "qemu-instructions", insns)) < 0 ||
 	    (rc = meta_u64(s, "qemu-translated-blocks",
 	    atomic_load(&q->ctl->translated))) < 0 ||
+	    (rc = meta_u64(s, "qemu-block-records",
+	    atomic_load(&q->ctl->records))) < 0 ||
 	    (rc = meta_u64(s, "qemu-async-changes",
 	    atomic_load(&q->ctl->odd))) < 0 ||
 	    (rc = meta_u64(s, "qemu-stop-timeouts", q->stops_timed_out)) < 0)

@@ -24,6 +24,7 @@ setup_file() {
 	cc -O2 -g -o "$E/dlsin" "$MT_ROOT/tests/data/qemu/dlsin.c" -ldl
 	cc -O2 -g -o "$E/fork" "$MT_ROOT/tests/data/qemu/fork.c"
 	cc -O2 -g -o "$E/jit" "$MT_ROOT/tests/data/qemu/jit.c"
+	cc -O2 -g -o "$E/reprot" "$MT_ROOT/tests/data/qemu/reprot.c"
 }
 
 setup() {
@@ -356,6 +357,42 @@ same_as_emulate() {
 	    \$1 == \"call\" { t = \$7; sub(\"@\", \"\", t); if (l[t] in f) n++ }
 	    END { print n + 0 }'"
 	[ "$output" -eq 6 ]
+}
+
+# meta SNAP KEY: the value of the snapshot's meta KEY.
+meta() {
+	mt-decode --info "$1" | awk -v k="meta: $2" '
+	    index($0, k " = ") == 1 { print substr($0, length(k) + 4) }'
+}
+
+# calls_to EVENTS NAME: calls into the function NAME.
+calls_to() {
+	mt-symbolize < "$1" | awk -v want="$2" '
+	    $1 == "fn" && $5 == want { f[$2] = 1 }
+	    $1 == "loc" { split($4, a, ":"); l[$2] = a[1] }
+	    $1 == "call" { t = $7; sub("@", "", t); if (l[t] in f) n++ }
+	    END { print n + 0 }'
+}
+
+@test "qemu: code translated again and again (mprotect) reuses its block records, and its calls decode exactly" {
+	# reprot N: each round QEMU drops and translates again its function
+	# hit() and a page of generated code calling callback()
+	capture reprot200 -s 16M -- "$E/reprot" 200
+	capture reprot2000 -s 16M -- "$E/reprot" 2000
+	[ "$(calls_to "$E/reprot200.ev" hit)" -eq 200 ]
+	[ "$(calls_to "$E/reprot2000.ev" hit)" -eq 2000 ]
+	[ "$(calls_to "$E/reprot2000.ev" callback)" -eq 2000 ]
+	t1=$(meta "$E/reprot200.snap" qemu-translated-blocks)
+	t2=$(meta "$E/reprot2000.snap" qemu-translated-blocks)
+	r1=$(meta "$E/reprot200.snap" qemu-block-records)
+	r2=$(meta "$E/reprot2000.snap" qemu-block-records)
+	echo "translated $t1 $t2, records $r1 $r2"
+	# QEMU translated at least hit, the generated code and callback
+	# again in each of the 1800 more rounds...
+	[ $((t2 - t1)) -ge $((3 * 1800)) ]
+	# ...and the plugin made no record for any of it
+	[ "$r1" -gt 0 ]
+	[ $((r2 - r1)) -lt 50 ]
 }
 
 @test "qemu: the C++ demo decodes into exactly the calls that ran, the same as the emulate backend" {

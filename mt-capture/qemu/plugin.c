@@ -4,8 +4,9 @@
  * the Intel PT packets a processor tracing user mode would have written,
  * one ring per guest thread, in files mt-capture reads (qemu-ipc.h).
  *
- * At translation each block gets a struct blk: its first address, its
- * length in instructions and what its last instruction does (capstone,
+ * At translation each block gets a record (qblk.h, shared by every
+ * translation of the same code): its first address, its length in
+ * instructions and what its last instruction does (capstone,
  * through emu-insn.h; QEMU ends a block at every branch).  Each time a
  * block runs, its exec callback knows where the previous block of that
  * thread went, which is all PT records: a TNT bit for a conditional
@@ -40,6 +41,7 @@
 
 #include "emu-insn.h"
 #include "emu-pt.h"
+#include "qblk.h"
 #include "qemu-ipc.h"
 #include "qmaps.h"
 #include "qplugin.h"
@@ -60,28 +62,13 @@
 
 QP_EXPORT int qemu_plugin_version = QP_API_VERSION;
 
-/* A translated block. */
-struct blk {
-	uint64_t pc;		/* first instruction */
-	uint64_t last;		/* last instruction */
-	uint64_t fall;		/* the address after it */
-	uint64_t target;	/* direct branch target, else 0 */
-	uint32_t ninsns;	/* instructions */
-	uint8_t len;		/* bytes of the last instruction */
-	uint8_t cls;		/* enum mt_emu_cls of the last one */
-	uint8_t rep;		/* it has a rep prefix */
-	uint8_t disp0;		/* a call to the next instruction */
-	uint64_t since;		/* JIT code: the clock from which its bytes
-				 * are the code there (qcode.h), else 0 */
-};
-
 /* A guest thread (64-byte aligned: tb_exec's fields in one line). */
 struct vst {
 	/* What tb_exec's common case reads, first. */
 	int slow;		/* off, insys, not started, the host clock
 				 * or a ground-truth log: tb_exec_full */
 	uint32_t seen;		/* the last request it stopped for */
-	const struct blk *prev;	/* the block that ran last */
+	const struct qb_blk *prev;	/* the block that ran last */
 	uint64_t tsc;		/* the clock */
 	uint64_t blocks;	/* executed so far */
 	uint64_t jit_gen;	/* g_jit_gen when it last looked */
@@ -353,7 +340,7 @@ park(struct vst *v, uint64_t pc, uint64_t tsc)
 
 /* The previous block @p of @v was followed by @next. */
 static void
-follow(struct vst *v, const struct blk *p, uint64_t next)
+follow(struct vst *v, const struct qb_blk *p, uint64_t next)
 {
 	struct mt_emu_pt *pt = v->pt;
 
@@ -480,7 +467,7 @@ follow(struct vst *v, const struct blk *p, uint64_t next)
  * or after that time, and a decoder takes the new bytes from there on.
  */
 static void
-jit_sync(struct vst *v, const struct blk *b)
+jit_sync(struct vst *v, const struct qb_blk *b)
 {
 	if (v->tsc < b->since) {
 		v->skipped += b->since - v->tsc;
@@ -496,7 +483,7 @@ jit_sync(struct vst *v, const struct blk *b)
  * PSB+ before a new version of JIT code, the timing packets.
  */
 static void
-step(struct vst *v, const struct blk *b)
+step(struct vst *v, const struct qb_blk *b)
 {
 	/*
 	 * JIT code was written over other code: this thread's pending
@@ -518,7 +505,7 @@ step(struct vst *v, const struct blk *b)
 
 /* The block @b starts: count it in the clock. */
 static inline void
-advance(struct vst *v, const struct blk *b)
+advance(struct vst *v, const struct qb_blk *b)
 {
 	v->prev = b;
 	if (!g_o.host_clock)
@@ -531,7 +518,7 @@ advance(struct vst *v, const struct blk *b)
 /* tb_exec's every case: a thread's first block, after a system call, a
  * snapshot to stop for, the host clock, a ground-truth log. */
 static __attribute__((noinline)) void
-tb_exec_full(struct vst *v, const struct blk *b)
+tb_exec_full(struct vst *v, const struct qb_blk *b)
 {
 	if (g_o.host_clock)
 		v->tsc = __rdtsc();
@@ -566,7 +553,7 @@ tb_exec_full(struct vst *v, const struct blk *b)
 
 /* A block of a running thread, any case. */
 static __attribute__((noinline)) void
-tb_step(struct vst *v, const struct blk *b)
+tb_step(struct vst *v, const struct qb_blk *b)
 {
 	step(v, b);
 	advance(v, b);
@@ -576,9 +563,9 @@ tb_step(struct vst *v, const struct blk *b)
  * that compression does not cover (tb_exec checked the rest): TIP, then
  * what is due after it. */
 static __attribute__((noinline)) void
-tb_tip(struct vst *v, const struct blk *b, enum mt_emu_pt_ev ev)
+tb_tip(struct vst *v, const struct qb_blk *b, enum mt_emu_pt_ev ev)
 {
-	const struct blk *p = v->prev;
+	const struct qb_blk *p = v->prev;
 
 	mt_emu_pt_branch(v->pt, ev, p->last, p->len, b->pc, 1, v->tsc);
 	mt_emu_pt_tick(v->pt, b->pc, v->tsc);
@@ -599,7 +586,7 @@ tb_tip(struct vst *v, const struct blk *b, enum mt_emu_pt_ev ev)
 static void
 tb_exec(unsigned int vcpu, void *udata)
 {
-	const struct blk *b = udata, *p;
+	const struct qb_blk *b = udata, *p;
 	struct vst *v = vcpu < MAX_VCPUS ? g_v[vcpu] : NULL;
 	struct mt_emu_pt *pt;
 	uint64_t next, side;
@@ -839,11 +826,14 @@ tb_trans(qp_id_t id, struct qemu_plugin_tb *tb)
 	struct qemu_plugin_insn *last;
 	struct mt_emu_insn in;
 	uint8_t code[4096];
-	struct blk *b;
+	struct qb_blk blk, *b = &blk;
+	const struct qb_blk *rec;
+	int jit, made;
 
 	(void)id;
-	if (n == 0 || (b = calloc(1, sizeof(*b))) == NULL)
+	if (n == 0)
 		return;
+	memset(b, 0, sizeof(*b));
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		size_t sz = qemu_plugin_insn_size(insn);
@@ -858,7 +848,7 @@ tb_trans(qp_id_t id, struct qemu_plugin_tb *tb)
 	b->last = qemu_plugin_insn_vaddr(last);
 	b->ninsns = (uint32_t)n;
 	qm_block(b->pc, qemu_plugin_insn_haddr(qemu_plugin_tb_get_insn(tb, 0)),
-	    code, len, jit_version, &b->since);
+	    code, len, jit_version, &b->since, &jit);
 	memset(&in, 0, sizeof(in));
 	if (mt_emu_code_classify(g_code, qemu_plugin_insn_data(last),
 	    qemu_plugin_insn_size(last), b->last, &in) < 0)
@@ -869,8 +859,17 @@ tb_trans(qp_id_t id, struct qemu_plugin_tb *tb)
 	b->target = in.target;
 	b->rep = in.rep;
 	b->disp0 = in.disp0;
+	/* A retranslation of the same code gets the record it had, and its
+	 * bytes are in DIR/code already. */
+	if ((rec = qb_intern(b, code, len, jit, &made)) == NULL)
+		return;
+	if (made && jit)
+		qm_put_code(b->pc, code, len, b->since);
 	atomic_fetch_add_explicit(&g_ctl->translated, 1, memory_order_relaxed);
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QP_CB_NO_REGS, b);
+	atomic_store_explicit(&g_ctl->records, qb_count(),
+	    memory_order_relaxed);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QP_CB_NO_REGS,
+	    (void *)(uintptr_t)rec);
 	for (k = 0; k < g_ntrig; k++) {
 		uint64_t a = qm_trigger_addr(k);
 

@@ -207,8 +207,8 @@ rescan(void)
 	fclose(in);
 }
 
-static void
-put_code(uint64_t vaddr, const uint8_t *code, size_t len, uint64_t since)
+void
+qm_put_code(uint64_t vaddr, const uint8_t *code, size_t len, uint64_t since)
 {
 	struct mtq_code rec;
 	uint8_t buf[sizeof(rec) + MTQ_CODE_MAX];
@@ -227,7 +227,7 @@ put_code(uint64_t vaddr, const uint8_t *code, size_t len, uint64_t since)
 
 int
 qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code, size_t len,
-    uint64_t (*version)(void), uint64_t *since)
+    uint64_t (*version)(void), uint64_t *since, int *jit)
 {
 	uint64_t h = (uint64_t)(uintptr_t)haddr;
 	const struct range *r;
@@ -244,10 +244,9 @@ qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code, size_t len,
 		changed = 1;
 	}
 	*since = 0;
-	if ((r == NULL || r->path[0] != '/') && len <= MTQ_CODE_MAX) {
+	*jit = (r == NULL || r->path[0] != '/') && len <= MTQ_CODE_MAX;
+	if (*jit)
 		*since = qc_block(vaddr, code, len, version);
-		put_code(vaddr, code, len, *since);
-	}
 	pthread_mutex_unlock(&g_lock);
 	return changed;
 }

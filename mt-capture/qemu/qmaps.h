@@ -32,14 +32,19 @@ int qm_init(const char *dir, struct qm_trigger *trig, size_t ntrig);
 /*
  * A block at guest address @vaddr, host address @haddr, @len code bytes
  * at @code was translated: learn its mapping (rereading /proc/self/maps
- * when it is new), record its bytes when the mapping is not a file (JIT
- * code) with the time from which they are the code there, which *@since
- * gets (qcode.h: @version gives the time of a new version; 0 for code in
- * files and for JIT code never replaced).  Returns 1 when the set of
- * mappings changed (triggers may have been resolved), else 0.
+ * when it is new).  *@jit: 1 when the mapping is not a file (JIT code,
+ * whose bytes qm_put_code records); *@since: the time from which they
+ * are the code there (qcode.h: @version gives the time of a new version;
+ * 0 for code in files and for JIT code never replaced).  Returns 1 when
+ * the set of mappings changed (triggers may have been resolved), else 0.
  */
 int qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code,
-    size_t len, uint64_t (*version)(void), uint64_t *since);
+    size_t len, uint64_t (*version)(void), uint64_t *since, int *jit);
+
+/* Record JIT code (DIR/code): @len bytes at @code, at guest address
+ * @vaddr, the code there from time @since (qm_block). */
+void qm_put_code(uint64_t vaddr, const uint8_t *code, size_t len,
+    uint64_t since);
 
 /* The guest's mappings may have changed (mmap, munmap, mprotect, mremap
  * returned at clock tick @tick): the next translation rereads them, and
