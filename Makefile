@@ -60,8 +60,11 @@ LIBCOMMON   = $(O)/libmtcommon.a
 
 # Each program: main.c plus the other files in its directory, which also go
 # into $(O)/lib<prog>.a so unit tests can reach program-local modules.
+# mt-capture's ptrace backend keeps JIT code's versions as the qemu
+# plugin does, with the plugin's module.
+mt-capture_EXTRA_SRCS = mt-capture/qemu/qcode.c
 define prog_rules
-$(1)_SRCS = $$(sort $$(wildcard $(1)/*.c))
+$(1)_SRCS = $$(sort $$(wildcard $(1)/*.c)) $$($(1)_EXTRA_SRCS)
 $(1)_OBJS = $$($(1)_SRCS:%.c=$(O)/%.o)
 $(1)_LIBOBJS = $$(filter-out $(O)/$(1)/main.o,$$($(1)_OBJS))
 $(O)/lib$(1).a: $$($(1)_LIBOBJS)

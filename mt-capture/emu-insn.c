@@ -343,8 +343,8 @@ read_code(pid_t tid, uint64_t ip, uint8_t *buf)
 }
 
 int
-mt_emu_code_get(struct mt_emu_code *c, pid_t tid, uint64_t ip,
-    struct mt_emu_insn *out)
+mt_emu_code_read(struct mt_emu_code *c, pid_t tid, uint64_t ip,
+    struct mt_emu_insn *out, uint8_t *bytes)
 {
 	struct slot *s;
 	uint8_t buf[MAX_INSN], mem0;
@@ -352,10 +352,6 @@ mt_emu_code_get(struct mt_emu_code *c, pid_t tid, uint64_t ip,
 	int rc;
 
 	s = &c->slots[(ip ^ (ip >> CACHE_BITS)) & (CACHE_SIZE - 1)];
-	if (s->ip == ip && ip != 0) {
-		*out = s->insn;
-		return 0;
-	}
 	n = read_code(tid, ip, buf);
 	if (n <= 0)
 		return -MT_E_IO;
@@ -368,5 +364,21 @@ mt_emu_code_get(struct mt_emu_code *c, pid_t tid, uint64_t ip,
 	out->probed = mem0 == 0xcc && buf[0] != 0xcc;
 	s->ip = ip;
 	s->insn = *out;
+	if (bytes != NULL)
+		memcpy(bytes, buf, out->len < n ? out->len : (size_t)n);
 	return 0;
+}
+
+int
+mt_emu_code_get(struct mt_emu_code *c, pid_t tid, uint64_t ip,
+    struct mt_emu_insn *out)
+{
+	struct slot *s;
+
+	s = &c->slots[(ip ^ (ip >> CACHE_BITS)) & (CACHE_SIZE - 1)];
+	if (s->ip == ip && ip != 0) {
+		*out = s->insn;
+		return 0;
+	}
+	return mt_emu_code_read(c, tid, ip, out, NULL);
 }

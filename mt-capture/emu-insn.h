@@ -71,6 +71,14 @@ void mt_emu_code_free(struct mt_emu_code *c);
  */
 int mt_emu_code_get(struct mt_emu_code *c, pid_t tid, uint64_t ip,
     struct mt_emu_insn *out);
+/*
+ * mt_emu_code_get past the cache: the bytes are read now (memory that
+ * may have been rewritten since, JIT code) and cached; the instruction's
+ * out->len bytes, as classified (probe bytes undone), go to @bytes (room
+ * for 15; may be NULL).
+ */
+int mt_emu_code_read(struct mt_emu_code *c, pid_t tid, uint64_t ip,
+    struct mt_emu_insn *out, uint8_t *bytes);
 /* mt_emu_classify with the capstone handle of @c (no memory read, no
  * cache): for callers that hold the code bytes themselves. */
 int mt_emu_code_classify(struct mt_emu_code *c, const uint8_t *code,

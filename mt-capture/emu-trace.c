@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 
 #include "elffile.h"
+#include "emu-jit.h"
 #include "emu-trace.h"
 #include "emu-uprobe.h"
 #include "err.h"
@@ -79,11 +80,13 @@ struct thr {
 				 * retires where the thread comes out */
 	struct mt_emu_insn xol_insn;	/* the instruction that went in */
 	struct mt_emu_pt *pt;	/* packet generator; NULL: untraced */
+	uint64_t jit_synced;	/* the latest JIT version time it ran */
 };
 
 struct proc {
 	pid_t pid;
 	struct mt_emu_code *code;	/* instruction cache */
+	struct mt_emu_jit *jit;		/* its JIT code (emu-jit.h) */
 	int exited;
 	uint64_t xol_lo, xol_hi;	/* its [uprobes] page, once seen */
 };
@@ -295,19 +298,72 @@ code_fix(void *ctx, pid_t pid, uint64_t addr, uint8_t *buf, size_t len)
 		buf[0] = b;
 }
 
+/*
+ * A new version of JIT code (qc_block, emu-jit.h) is recorded now: every
+ * thread's pending TNT bits go out with the times they had, and the clock
+ * moves on by a crystal tick, so that no packet of the old code is dated
+ * at or after the version's time, the clock's new value, also once the
+ * times are nanoseconds (a tick is 0.4 ns: one tick more was seen to
+ * round to the old code's last nanosecond, and libipt's CYC time took
+ * the new bytes for the old code's last return).
+ */
+static uint64_t
+jit_version(void *ctx)
+{
+	struct mt_emu_trace *t = ctx;
+	size_t i;
+
+	for (i = 0; i < t->nthr; i++)
+		if (t->thr[i].pt != NULL)
+			(void)mt_emu_pt_flush(t->thr[i].pt);
+	t->clock += MT_EMU_CPUID15_EBX;
+	return t->clock;
+}
+
+/*
+ * th->insn is in executable memory that is no file's (JIT code): its
+ * bytes are read again (the program may have rewritten them) and
+ * recorded (emu-jit.h).  Before the thread first runs a version later
+ * than any it ran, a PSB+ with the full TSC and FUP at the instruction
+ * (mt_emu_pt_sync, as the qemu backend does) dates the switch to the new
+ * bytes for a decoder.
+ */
+static int
+fetch_jit(struct mt_emu_trace *t, struct thr *th, struct proc *p)
+{
+	uint8_t bytes[16];
+	uint64_t time;
+	int rc;
+
+	if (mt_emu_code_read(p->code, th->tid, th->ip, &th->insn, bytes) < 0)
+		return 0;
+	rc = mt_emu_jit_insn(p->jit, th->tid, th->ip, bytes, th->insn.len,
+	    jit_version, t, &time);
+	if (rc == -MT_E_IO)
+		return 0;
+	if (rc < 0 || time <= th->jit_synced)
+		return rc;
+	th->jit_synced = time;
+	return th->pt != NULL ? mt_emu_pt_sync(th->pt, th->ip, t->clock) : 0;
+}
+
 /* Fetch the instruction at th->ip; an unreadable one stops the model. */
-static void
+static int
 fetch(struct mt_emu_trace *t, struct thr *th)
 {
 	struct proc *p = proc_find(t, th->pid);
 
+	th->started = 1;
 	if (p == NULL || mt_emu_code_get(p->code, th->tid, th->ip,
 	    &th->insn) < 0) {
 		memset(&th->insn, 0, sizeof(th->insn));
 		th->insn.ip = th->ip;
 		th->insn.cls = MT_EMU_I_BAD;
+		return 0;
 	}
-	th->started = 1;
+	if (p->jit != NULL && mt_emu_jit_is(p->jit, th->ip))
+		return fetch_jit(t, th, p);
+	return 0;
 }
 
 /*
@@ -391,7 +447,8 @@ start_step(struct mt_emu_trace *t, struct thr *th, uint64_t ip)
 		return rc;
 	th->mode = M_STEP;
 	th->ip = ip;
-	fetch(t, th);
+	if ((rc = fetch(t, th)) < 0)
+		return rc;
 	if (!t->stepping_timed) {
 		clock_gettime(CLOCK_MONOTONIC, &t->t_start);
 		t->stepping_timed = 1;
@@ -661,8 +718,10 @@ retire(struct mt_emu_trace *t, struct thr *th, const struct mt_emu_insn *in,
 		th->in_syscall = 0;
 		if (th->sysno == SYS_mmap || th->sysno == SYS_munmap ||
 		    th->sysno == SYS_mprotect || th->sysno == SYS_mremap) {
-			if ((p = proc_find(t, th->pid)) != NULL)
+			if ((p = proc_find(t, th->pid)) != NULL) {
 				mt_emu_code_flush(p->code);
+				mt_emu_jit_stale(p->jit);
+			}
 			/* The mapping changed during the call: from its
 			 * tick on, as far as the trace can tell. */
 			ckpt_add(t, th->sys_clock);
@@ -810,7 +869,8 @@ step_done(struct mt_emu_trace *t, struct thr *th)
 		if (rc == 0 && th->pt != NULL)
 			rc = mt_emu_pt_enable(th->pt, r.rip, t->clock);
 		th->ip = r.rip;
-		fetch(t, th);
+		if (rc == 0)
+			rc = fetch(t, th);
 		return rc;
 	}
 	if (th->reenable) {
@@ -825,7 +885,8 @@ step_done(struct mt_emu_trace *t, struct thr *th)
 		return rc;
 	if (r.rip != th->ip) {
 		th->ip = r.rip;
-		fetch(t, th);
+		if ((rc = fetch(t, th)) < 0)
+			return rc;
 	}
 	if (th->pt != NULL)
 		rc = mt_emu_pt_tick(th->pt, th->ip, t->clock);
@@ -842,6 +903,10 @@ on_exec(struct mt_emu_trace *t, struct thr *th)
 	if (p != NULL) {
 		mt_emu_code_flush(p->code);
 		p->xol_lo = p->xol_hi = 0;	/* a new mm */
+		/* Its JIT code went with the old mm (not kept). */
+		mt_emu_jit_free(p->jit);
+		if ((p->jit = mt_emu_jit_new(p->pid)) == NULL)
+			return -MT_E_NOMEM;
 	}
 	th->xol = 0;
 	if (get_regs(th->tid, &r) < 0)
@@ -856,7 +921,8 @@ on_exec(struct mt_emu_trace *t, struct thr *th)
 		th->in_syscall = 0;
 		gt(t, th->tid, "sysret", 0, r.rip);
 		th->ip = r.rip;
-		fetch(t, th);
+		if ((rc = fetch(t, th)) < 0)
+			return rc;
 		if (th->pt != NULL && (rc = mt_emu_pt_enable(th->pt, r.rip,
 		    t->clock)) < 0)
 			return rc;
@@ -887,6 +953,10 @@ new_proc(struct mt_emu_trace *t, pid_t child, pid_t parent)
 		p->pid = child;
 		if ((p->code = mt_emu_code_new(child, code_fix, t)) == NULL)
 			return -MT_E_NOMEM;
+		if ((p->jit = mt_emu_jit_new(child)) == NULL) {
+			mt_emu_code_free(p->code);
+			return -MT_E_NOMEM;
+		}
 		t->nprocs++;
 	}
 	if (th == NULL) {
@@ -1075,8 +1145,10 @@ mt_emu_trace_free(struct mt_emu_trace *t)
 		return;
 	for (i = 0; i < t->nthr; i++)
 		mt_emu_pt_free(t->thr[i].pt);
-	for (i = 0; i < t->nprocs; i++)
+	for (i = 0; i < t->nprocs; i++) {
 		mt_emu_code_free(t->procs[i].code);
+		mt_emu_jit_free(t->procs[i].jit);
+	}
 	free(t->thr);
 	free(t->ck);
 	free(t);
@@ -1103,6 +1175,10 @@ mt_emu_trace_seize(struct mt_emu_trace *t, pid_t pid, int before_exec)
 	p->code = mt_emu_code_new(pid, code_fix, t);
 	if (p->code == NULL)
 		return -MT_E_NOMEM;
+	if ((p->jit = mt_emu_jit_new(pid)) == NULL) {
+		mt_emu_code_free(p->code);
+		return -MT_E_NOMEM;
+	}
 	t->nprocs++;
 	if (before_exec) {
 		if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)opts) != 0)
@@ -1399,4 +1475,13 @@ uint64_t
 mt_emu_trace_clock(const struct mt_emu_trace *t)
 {
 	return t->clock;
+}
+
+const struct mt_emu_jit *
+mt_emu_trace_jit(const struct mt_emu_trace *t, size_t i, pid_t *pid)
+{
+	if (i >= t->nprocs)
+		return NULL;
+	*pid = t->procs[i].pid;
+	return t->procs[i].jit;
 }

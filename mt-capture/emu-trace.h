@@ -156,4 +156,12 @@ size_t mt_emu_trace_ckpts(const struct mt_emu_trace *t,
 const struct mt_emu_trace_stats *mt_emu_trace_stats(
     const struct mt_emu_trace *t);
 
+struct mt_emu_jit;
+/*
+ * The JIT code recorded in the @i-th traced process (emu-jit.h), its pid
+ * in *@pid; NULL past the last process.
+ */
+const struct mt_emu_jit *mt_emu_trace_jit(const struct mt_emu_trace *t,
+    size_t i, pid_t *pid);
+
 #endif /* MT_EMU_TRACE_H */

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "backend.h"
+#include "emu-jit.h"
 #include "emu-trace.h"
 #include "err.h"
 #include "proc.h"
@@ -347,6 +348,39 @@ virtual_time(void *arg, uint64_t t)
 	    rt->now);
 }
 
+/*
+ * The JIT code the threads ran (emu-jit.h): a BLOB per page version, from
+ * its time on (0: always), on the snapshot's clock.
+ */
+static int
+add_jit(struct emu *e, struct mt_snap *s)
+{
+	const struct mt_emu_jit_copy *c;
+	const struct mt_emu_jit *j;
+	struct mt_snap_blob b;
+	size_t i, k, n;
+	pid_t pid;
+	int rc;
+
+	for (i = 0; (j = mt_emu_trace_jit(e->tr, i, &pid)) != NULL; i++) {
+		n = mt_emu_jit_copies(j, &c);
+		for (k = 0; k < n; k++) {
+			memset(&b, 0, sizeof(b));
+			b.pid = (uint32_t)pid;
+			b.kind = MT_SNAP_BLOB_JIT;
+			b.addr = c[k].addr;
+			b.name = (char *)(uintptr_t)"[jit]";
+			b.len = c[k].len;
+			b.data = c[k].data;
+			b.time = c[k].time != 0 ? mt_snap_tsc_to_ns(&s->timeconv,
+			    c[k].time) : 0;
+			if ((rc = mt_snap_add_blob(s, &b)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 static int
 emu_annotate(struct mt_cap *c, struct mt_snap *s)
 {
@@ -393,6 +427,8 @@ emu_annotate(struct mt_cap *c, struct mt_snap *s)
 	for (i = 0; i < s->nsideband; i++)
 		(void)mt_sb_retime(s->sideband[i].data, s->sideband[i].len,
 		    s->sideband[i].sample_type, virtual_time, &rt);
+	if ((rc = add_jit(e, s)) < 0)
+		return rc;
 	snprintf(buf, sizeof(buf), "%.0f", st->seconds > 0 ?
 	    (double)st->steps / st->seconds : 0.0);
 	if ((rc = mt_snap_add_meta(s, "emulate-clock",

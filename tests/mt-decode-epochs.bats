@@ -162,18 +162,21 @@ check_decode() {
 	L=$G/fix LINK=$FIX check_decode
 }
 
-# check_jit TIMING ARGS: jitswap ARGS (rounds) captured with --timing
-# TIMING (qemu) decodes into the calls it counted, against each version of
-# its code in turn
+# check_jit TIMING ARGS [BLOBS]: jitswap ARGS (rounds) captured with
+# --timing TIMING (backend $B, default qemu) decodes into the calls it
+# counted, against each version of its code in turn; the snapshot has at
+# least BLOBS (default 5, at most 7: --info lists 8 BLOBs) JIT BLOBs with
+# a time
 check_jit() {
-	run mt-capture run -q -b qemu --all-threads --timing "$1" -s 64M \
-	    -o jit.snap -- ./jitswap $2
+	run mt-capture run -q -b "${B:-qemu}" --all-threads --timing "$1" \
+	    -s 64M -o jit.snap -- ./jitswap $2
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" > truth
 	cat truth
 	# a BLOB per version written over another, each from its time
 	run mt-decode --info jit.snap
-	[ "$(grep -c 'blob kind 2 .*\[jit\] from time' <<< "$output")" -ge 5 ]
+	[ "$(grep -c 'blob kind 2 .*\[jit\] from time' <<< "$output")" -ge \
+	    "${3:-5}" ]
 	run mt-decode --stats -o jit.ev jit.snap
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -210,6 +213,25 @@ check_jit() {
 	# clock jumps to the other's
 	check_jit cyc=1 "-t 300 200 100 50 7 9"
 	check_jit cyc=0 "-t 300 200 100 50 7 9"
+}
+
+# The ptrace backend steps about 20,000 instructions a second: a few
+# rounds.  It records the page of each instruction it runs in memory no
+# file holds, again when the bytes changed (emu-jit.c).
+@test "mt-decode: JIT code written over other JIT code decodes against each version in turn (emulate)" {
+	cd "$G"
+	B=emulate check_jit cyc=1 "5 4 3 2 1 3" 6
+	B=emulate check_jit cyc=0 "5 4 3 2 1 3" 6
+	B=emulate check_jit cyc=1 "$(printf '2 %.0s' $(seq 16))" 6
+	# two threads run each version, one after the other wrote it
+	B=emulate check_jit cyc=1 "-t 3 2 4 1" 4
+}
+
+@test "mt-decode: JIT code written once decodes from its BLOB (emulate)" {
+	cd "$G"
+	B=emulate check_jit cyc=1 "6" 1
+	[ "$(truth calls-jit)" -eq 6 ]
+	[ "$(truth calls-a)" -eq 18 ]
 }
 
 # perf_calls_to ADDR FILE: calls to ADDR in perf script's "-F flags,ip,addr"

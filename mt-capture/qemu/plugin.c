@@ -796,12 +796,13 @@ syscall_return(qp_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
  * has reached that time and a PSB+ has said so (jit_sync).
  */
 static uint64_t
-jit_version(void)
+jit_version(void *unused)
 {
 	uint32_t tid = (uint32_t)syscall(SYS_gettid);
 	uint64_t t = 1, c;
 	size_t i;
 
+	(void)unused;
 	__atomic_add_fetch(&g_jit_gen, 1, __ATOMIC_SEQ_CST);
 	if (g_o.host_clock)
 		return __rdtsc();

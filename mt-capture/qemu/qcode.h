@@ -19,8 +19,9 @@
  *   its clock has reached it (plugin.c, jit_version).
  *
  * A decoder then takes, at time t, for each address the bytes of the
- * newest version whose time is at most t (docs/emulate.md).  Translations
- * are serialized by the caller (qmaps.c's lock).
+ * newest version whose time is at most t (docs/emulate.md).  Calls on one
+ * table are serialized by the caller (qmaps.c's lock).  The ptrace
+ * backend keeps a table per traced process likewise (emu-jit.c).
  */
 #ifndef MT_QEMU_QCODE_H
 #define MT_QEMU_QCODE_H
@@ -28,14 +29,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The recorded bytes of one address space. */
+struct qc;
+
+/* Returns NULL when out of memory. */
+struct qc *qc_new(void);
+void qc_free(struct qc *q);
 /*
- * The @len bytes at @code were translated at guest address @vaddr (@len
- * at most MTQ_CODE_MAX).  @version is called once when they are a new
+ * The @len bytes at @code are code at address @vaddr (a translated
+ * block, a page).  @version(@ctx) is called once when they are a new
  * version, and returns its time.  Returns the time of the block (above),
  * or 0 also when out of memory (the bytes are then not remembered: the
- * next block there is compared with what was known before).
+ * next block there is compared with what was known before).  @force:
+ * they are a new version even when every byte agrees or was never
+ * recorded (the ptrace backend: a mapping record of the process, dated
+ * later than the bytes' version, would hide them).  *@fresh
+ * (may be NULL) is set to 1 when a byte was not recorded before or
+ * differed (the bytes were remembered: a caller keeping copies keeps
+ * this one), else 0.
  */
-uint64_t qc_block(uint64_t vaddr, const uint8_t *code, size_t len,
-    uint64_t (*version)(void));
+uint64_t qc_block(struct qc *q, uint64_t vaddr, const uint8_t *code,
+    size_t len, uint64_t (*version)(void *), void *ctx, int force,
+    int *fresh);
+/*
+ * 1 when every one of the @len bytes at @code was recorded at @vaddr as
+ * it is (no new version), with *@time the latest time of them; else 0.
+ * Changes nothing.
+ */
+int qc_known(struct qc *q, uint64_t vaddr, const uint8_t *code, size_t len,
+    uint64_t *time);
 
 #endif /* MT_QEMU_QCODE_H */

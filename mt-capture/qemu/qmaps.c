@@ -48,6 +48,7 @@ static int64_t g_base;			/* host - guest address */
 static struct qm_trigger *g_trig;
 static size_t g_ntrig;
 static int g_code_fd = -1;
+static struct qc *g_qc;			/* JIT code's versions (qcode.h) */
 static int g_maps_fd = -1;		/* DIR/maps, appended to */
 static int g_dirty;			/* mappings changed since the scan */
 static uint64_t g_change_tick;		/* clock of the latest change */
@@ -227,7 +228,7 @@ qm_put_code(uint64_t vaddr, const uint8_t *code, size_t len, uint64_t since)
 
 int
 qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code, size_t len,
-    uint64_t (*version)(void), uint64_t *since, int *jit)
+    uint64_t (*version)(void *), uint64_t *since, int *jit)
 {
 	uint64_t h = (uint64_t)(uintptr_t)haddr;
 	const struct range *r;
@@ -245,8 +246,11 @@ qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code, size_t len,
 	}
 	*since = 0;
 	*jit = (r == NULL || r->path[0] != '/') && len <= MTQ_CODE_MAX;
-	if (*jit)
-		*since = qc_block(vaddr, code, len, version);
+	if (*jit && g_qc == NULL)
+		g_qc = qc_new();
+	if (*jit && g_qc != NULL)
+		*since = qc_block(g_qc, vaddr, code, len, version, NULL, 0,
+		    NULL);
 	pthread_mutex_unlock(&g_lock);
 	return changed;
 }

@@ -39,7 +39,7 @@ int qm_init(const char *dir, struct qm_trigger *trig, size_t ntrig);
  * the set of mappings changed (triggers may have been resolved), else 0.
  */
 int qm_block(uint64_t vaddr, const void *haddr, const uint8_t *code,
-    size_t len, uint64_t (*version)(void), uint64_t *since, int *jit);
+    size_t len, uint64_t (*version)(void *), uint64_t *since, int *jit);
 
 /* Record JIT code (DIR/code): @len bytes at @code, at guest address
  * @vaddr, the code there from time @since (qm_block). */
