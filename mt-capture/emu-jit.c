@@ -203,7 +203,7 @@ static int
 record_page(struct mt_emu_jit *j, pid_t tid, const struct range *r,
     uint64_t addr, uint64_t (*version)(void *), void *ctx, uint64_t *time)
 {
-	static uint8_t buf[PAGE];
+	uint8_t buf[PAGE];
 	uint64_t lo = addr & ~(PAGE - 1), hi = lo + PAGE;
 	struct iovec local, remote;
 	struct pgen *g = pgen_of(j, addr & ~(PAGE - 1));

@@ -240,17 +240,18 @@ perf_calls_to() {
 	    END { print n + 0 }' "$2"
 }
 
-@test "export-perf: JIT code written over other JIT code is mapped at its time, perf script decodes it into the program's calls (qemu)" {
-	command -v qemu-x86_64 > /dev/null ||
-	    skip "needs qemu-x86_64 (Debian package qemu-user)"
+# check_export BACKEND: jitswap captured with BACKEND, exported to
+# perf.data, decodes in perf script (perf's own decoder, which shares no
+# code with mt-decode) into the calls the program counted
+check_export() {
 	command -v perf > /dev/null && perf version > /dev/null 2>&1 ||
 	    skip "needs perf (Debian linux-perf) as the independent decoder"
 	cd "$G"
-	run mt-capture run -q -b qemu -s 64M -o pj.snap -- ./jitswap 5 4 3 2
+	run mt-capture run -q -b "$1" -s 64M -o pj.snap -- ./jitswap 5 4 3 2
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" > truth
+	rm -rf pj.data pj.data.files
 	mt-capture export-perf -o pj.data pj.snap
-	# perf's own decoder, which shares no code with mt-decode
 	perf script -i pj.data --itrace=be -F flags,ip,addr > pj.perf 2>&1
 	run grep -c 'instruction trace error' pj.perf
 	[ "$output" -eq 0 ]
@@ -261,4 +262,14 @@ perf_calls_to() {
 	[ "$output" -eq "$(truth calls-a)" ]
 	run perf_calls_to $(($(truth cb-b))) pj.perf
 	[ "$output" -eq "$(truth calls-b)" ]
+}
+
+@test "export-perf: JIT code written over other JIT code is mapped at its time, perf script decodes it into the program's calls (qemu)" {
+	command -v qemu-x86_64 > /dev/null ||
+	    skip "needs qemu-x86_64 (Debian package qemu-user)"
+	check_export qemu
+}
+
+@test "export-perf: JIT code written over other JIT code is mapped at its time, perf script decodes it into the program's calls (emulate)" {
+	check_export emulate
 }
