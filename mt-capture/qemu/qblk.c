@@ -12,9 +12,16 @@
 
 #include "qblk.h"
 
+/* Records sit apart from their keys, each in a cache line of its own,
+ * packed in chunks: the exec callback reads one line per block. */
+#define QB_LINE		64
+#define QB_CHUNK	64	/* records per chunk */
+
+_Static_assert(sizeof(struct qb_blk) <= QB_LINE, "a record fits a line");
+
 /* A record and what it was made from (the exec callback sees rec only). */
 struct qb_ent {
-	struct qb_blk rec;
+	struct qb_blk *rec;
 	uint64_t hash;		/* of rec and the bytes */
 	size_t len;		/* instruction bytes */
 	int jit;		/* outside file mappings */
@@ -25,6 +32,8 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct qb_ent **g_tab;	/* open addressing; NULL: free */
 static size_t g_cap;		/* slots, a power of two */
 static uint64_t g_n;		/* records */
+static uint8_t *g_chunk;	/* the chunk being filled */
+static size_t g_used;		/* records in it */
 
 /* FNV-1a over @n bytes, from @h. */
 static uint64_t
@@ -62,7 +71,7 @@ static int
 same(const struct qb_ent *e, uint64_t hash, const struct qb_blk *b,
     const uint8_t *code, size_t len, int jit)
 {
-	const struct qb_blk *r = &e->rec;
+	const struct qb_blk *r = e->rec;
 
 	return e->hash == hash && e->len == len && e->jit == jit &&
 	    r->pc == b->pc && r->last == b->last && r->fall == b->fall &&
@@ -70,6 +79,19 @@ same(const struct qb_ent *e, uint64_t hash, const struct qb_blk *b,
 	    r->len == b->len && r->cls == b->cls && r->rep == b->rep &&
 	    r->disp0 == b->disp0 && r->since == b->since &&
 	    memcmp(e->code, code, len) == 0;
+}
+
+/* Room for one more record, or NULL. */
+static struct qb_blk *
+new_rec(void)
+{
+	if (g_chunk == NULL || g_used == QB_CHUNK) {
+		g_chunk = aligned_alloc(QB_LINE, QB_LINE * QB_CHUNK);
+		if (g_chunk == NULL)
+			return NULL;
+		g_used = 0;
+	}
+	return (struct qb_blk *)(void *)(g_chunk + QB_LINE * g_used);
 }
 
 static int
@@ -109,14 +131,19 @@ qb_intern(const struct qb_blk *b, const uint8_t *code, size_t len,
 		for (k = h & (g_cap - 1); g_tab[k] != NULL;
 		    k = (k + 1) & (g_cap - 1))
 			if (same(g_tab[k], h, b, code, len, jit)) {
-				r = &g_tab[k]->rec;
+				r = g_tab[k]->rec;
 				goto out;
 			}
 	if ((g_n + 1) * 2 > g_cap && grow() < 0)
 		goto out;
 	if ((e = malloc(sizeof(*e) + len)) == NULL)
 		goto out;
-	e->rec = *b;
+	if ((e->rec = new_rec()) == NULL) {
+		free(e);
+		goto out;
+	}
+	g_used++;
+	*e->rec = *b;
 	e->hash = h;
 	e->len = len;
 	e->jit = jit;
@@ -125,7 +152,7 @@ qb_intern(const struct qb_blk *b, const uint8_t *code, size_t len,
 		;
 	g_tab[k] = e;
 	__atomic_store_n(&g_n, g_n + 1, __ATOMIC_RELAXED);
-	r = &e->rec;
+	r = e->rec;
 	*made = 1;
 out:
 	pthread_mutex_unlock(&g_lock);

@@ -19,7 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A translated block, as the exec callback sees it. */
+/* A translated block, as the exec callback sees it (in a 64-byte cache
+ * line of its own). */
 struct qb_blk {
 	uint64_t pc;		/* first instruction */
 	uint64_t last;		/* last instruction */
