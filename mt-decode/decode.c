@@ -123,6 +123,8 @@ struct dec_buf {
 	uint64_t nt_insns;	/* instructions */
 	uint64_t nt_ip;		/* a block start to meet again (Brent) */
 	uint32_t nt_len, nt_pow;	/* blocks since nt_ip; next power of 2 */
+	uint64_t nt_off;	/* decoder offset at the last block */
+	uint64_t nt_off_insns;	/* instructions decoded since it moved */
 };
 
 /* Give @b's decoder the image of its process at its time. */
@@ -170,6 +172,8 @@ dec_offset(const struct dec_buf *b, uint64_t *off)
 #define DEC_LOOP (-1002)
 /* Instructions decoded without taking trace that make a loop certain. */
 #define DEC_LOOP_INSNS (1u << 20)
+/* Instructions decoded while the trace offset stays that make one so. */
+#define DEC_LOOP_STUCK (1u << 24)
 
 /* Where the next byte written to @fd goes. */
 static uint64_t
@@ -853,12 +857,26 @@ dec_loop_reset(struct dec_buf *b)
  * that took trace is a loop that never ends.  Block starts are compared
  * by Brent's cycle search; a loop too long for it to see soon ends at
  * DEC_LOOP_INSNS instructions, far more than code without a conditional
- * branch, a return or an indirect branch holds.  perf's decoder stops
- * such code too ("Never-ending loop", intel-pt-decoder.c).
+ * branch, a return or an indirect branch holds; a block the walk did not
+ * explain, at DEC_LOOP_STUCK instructions without a packet read.  perf's
+ * decoder stops such code too ("Never-ending loop", intel-pt-decoder.c).
  */
 static int
 dec_loop(struct dec_buf *b, const struct pt_block *blk, uint64_t mismatch)
 {
+	uint64_t off = 0;
+
+	/*
+	 * Whatever the walk says: no packet read for DEC_LOOP_STUCK
+	 * instructions (a TNT packet holds 47 branches at the most).
+	 */
+	dec_offset(b, &off);
+	if (off != b->nt_off) {
+		b->nt_off = off;
+		b->nt_off_insns = 0;
+	} else if ((b->nt_off_insns += blk->ninsn) > DEC_LOOP_STUCK) {
+		return 1;
+	}
 	/* (A block the walk did not explain may have taken trace.) */
 	if (b->pend.kind != WK_NONE || blk->truncated ||
 	    b->r->st->walk_mismatch != mismatch) {

@@ -94,3 +94,13 @@ replay() {
 		    "$BATS_TEST_TMPDIR/e.ev"
 	done
 }
+
+@test "fuzz regress: a loop whose blocks the walk cache cannot explain ends when no packet is read for 2^24 instructions" {
+	f="$MT_ROOT/tests/fuzz/regress/decode/loop-the-walk-cannot-explain"
+	for o in -j1 -j2 --no-cache; do
+		run timeout 120 mt-decode -q "$o" -o "$BATS_TEST_TMPDIR/e.ev" "$f"
+		[ "$status" -eq 0 ]
+		grep -qx 'error [0-9]* [0-9]* 0x401f2c 48 never-ending%20loop' \
+		    "$BATS_TEST_TMPDIR/e.ev"
+	done
+}
