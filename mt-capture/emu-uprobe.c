@@ -15,25 +15,23 @@
 #include "err.h"
 #include "proc.h"
 
+static int
+holds_addr(const struct mt_proc_map *m, void *arg)
+{
+	uint64_t addr = *(const uint64_t *)arg;
+
+	return addr >= m->start && addr < m->end;
+}
+
 int
 mt_emu_uprobe_file_byte(pid_t pid, uint64_t addr, uint8_t *out)
 {
-	char path[96], line[1024], file[600];
+	char path[96], file[600];
 	struct mt_proc_map m;
-	int found = 0, fd, rc = -MT_E_NOTFOUND;
-	FILE *f;
+	int fd, rc = -MT_E_NOTFOUND;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return rc;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (mt_proc_parse_maps_line(line, &m) == 0 &&
-		    addr >= m.start && addr < m.end) {
-			found = m.path[0] == '/';
-			break;
-		}
-	fclose(f);
-	if (!found)
+	if (mt_proc_find_map(pid, holds_addr, &addr, &m) < 0 ||
+	    m.path[0] != '/')
 		return rc;
 	/* The mapped file itself, even when its name was replaced since. */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
@@ -51,27 +49,23 @@ mt_emu_uprobe_file_byte(pid_t pid, uint64_t addr, uint8_t *out)
 	return rc;
 }
 
+static int
+is_uprobes_page(const struct mt_proc_map *m, void *arg)
+{
+	(void)arg;
+	return strcmp(m->path, "[uprobes]") == 0;
+}
+
 int
 mt_emu_uprobe_page(pid_t pid, uint64_t *lo, uint64_t *hi)
 {
-	char path[64], line[1024];
 	struct mt_proc_map m;
-	int rc = -MT_E_NOTFOUND;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return rc;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (mt_proc_parse_maps_line(line, &m) == 0 &&
-		    strcmp(m.path, "[uprobes]") == 0) {
-			*lo = m.start;
-			*hi = m.end;
-			rc = 0;
-			break;
-		}
-	fclose(f);
-	return rc;
+	if (mt_proc_find_map(pid, is_uprobes_page, NULL, &m) < 0)
+		return -MT_E_NOTFOUND;
+	*lo = m.start;
+	*hi = m.end;
+	return 0;
 }
 
 int

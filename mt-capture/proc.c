@@ -358,6 +358,26 @@ mt_proc_describe_maps(struct mt_snap *s, pid_t pid, char *text, size_t n,
 	return rc;
 }
 
+int
+mt_proc_find_map(pid_t pid, int (*match)(const struct mt_proc_map *, void *),
+    void *arg, struct mt_proc_map *m)
+{
+	char path[64], line[1024];
+	int rc = -MT_E_NOTFOUND;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return rc;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (mt_proc_parse_maps_line(line, m) == 0 && match(m, arg)) {
+			rc = 0;
+			break;
+		}
+	fclose(f);
+	return rc;
+}
+
 static int
 describe_maps(struct mt_snap *s, pid_t pid, int bundle, uint64_t max_elf,
     size_t *skipped)

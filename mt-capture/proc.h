@@ -46,6 +46,14 @@ int mt_proc_target_file(pid_t pid, const char *path, uint32_t maj,
 int mt_proc_parse_maps_line(const char *line, struct mt_proc_map *m);
 
 /*
+ * The first mapping of @pid for which @match(@m, @arg) is nonzero, in @m.
+ * Returns 0, or -MT_E_NOTFOUND (no such mapping, or no maps to read).
+ */
+int mt_proc_find_map(pid_t pid,
+    int (*match)(const struct mt_proc_map *, void *), void *arg,
+    struct mt_proc_map *m);
+
+/*
  * Add @pid's PROCESS and THREAD chunks (all threads in /proc/PID/task,
  * or only the main thread when !@all_threads), MMAP chunks with
  * build-ids, the maps TEXT and, when readable, the vDSO BLOB to @s.
