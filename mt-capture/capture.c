@@ -432,10 +432,45 @@ sb_total(const struct mt_cap *c)
 	return n;
 }
 
+struct fixwalk {
+	struct mt_cap *c;
+	pid_t pid;
+};
+
+/* Note each trigger site in mapping @m (never a match: all are seen). */
+static int
+fix_map(const struct mt_proc_map *m, void *arg)
+{
+	struct fixwalk *w = arg;
+	struct mt_cap *c = w->c;
+	size_t s;
+
+	for (s = 0; s < c->nsites; s++) {
+		const struct mt_trig_site *st = &c->sites[s];
+		struct fixsite *nf;
+
+		if (strcmp(st->path, m->path) != 0 || st->offset < m->pgoff ||
+		    st->offset - m->pgoff >= m->end - m->start)
+			continue;
+		nf = realloc(c->fix, (c->nfix + 1) * sizeof(*nf));
+		if (nf == NULL)
+			return 1;
+		c->fix = nf;
+		nf[c->nfix].pid = w->pid;
+		nf[c->nfix].addr = m->start + st->offset - m->pgoff;
+		nf[c->nfix].orig = st->orig;
+		nf[c->nfix].site = s;
+		c->nfix++;
+	}
+	return 0;
+}
+
 static void
 fix_refresh(struct mt_cap *c)
 {
-	size_t t, s;
+	struct fixwalk w = { c, 0 };
+	struct mt_proc_map m;
+	size_t t;
 
 	free(c->fix);
 	c->fix = NULL;
@@ -443,38 +478,8 @@ fix_refresh(struct mt_cap *c)
 	c->fix_valid = 1;
 	c->fix_sb_len = sb_total(c);
 	for (t = 0; t < c->ntargets; t++) {
-		char path[64], line[1024];
-		FILE *fp;
-		struct mt_proc_map m;
-
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)c->targets[t]);
-		fp = fopen(path, "re");
-		if (fp == NULL)
-			continue;
-		while (fgets(line, sizeof(line), fp) != NULL) {
-			if (mt_proc_parse_maps_line(line, &m) < 0)
-				continue;
-			for (s = 0; s < c->nsites; s++) {
-				const struct mt_trig_site *st = &c->sites[s];
-				struct fixsite *nf;
-
-				if (strcmp(st->path, m.path) != 0 ||
-				    st->offset < m.pgoff ||
-				    st->offset - m.pgoff >= m.end - m.start)
-					continue;
-				nf = realloc(c->fix, (c->nfix + 1) *
-				    sizeof(*nf));
-				if (nf == NULL)
-					break;
-				c->fix = nf;
-				nf[c->nfix].pid = c->targets[t];
-				nf[c->nfix].addr = m.start + st->offset - m.pgoff;
-				nf[c->nfix].orig = st->orig;
-				nf[c->nfix].site = s;
-				c->nfix++;
-			}
-		}
-		fclose(fp);
+		w.pid = c->targets[t];
+		(void)mt_proc_find_map(w.pid, fix_map, &w, &m);
 	}
 }
 
@@ -1120,6 +1125,24 @@ write_atomic(const struct mt_snap *s, const char *path)
  * The RTIT_ADDRn ranges the hardware used: each --filter range at its
  * run-time address in the first target that maps it.
  */
+struct filtwalk {
+	pid_t pid;
+	const struct mt_trig_site *st;
+};
+
+/* The mapping of @arg's pid that holds the --filter site's file offset. */
+static int
+holds_filter(const struct mt_proc_map *m, void *arg)
+{
+	const struct filtwalk *w = arg;
+	char file[PATH_MAX];
+
+	(void)mt_proc_target_file(w->pid, m->path, m->maj, m->min, m->ino,
+	    file, sizeof(file));
+	return strcmp(file, w->st->path) == 0 && w->st->offset >= m->pgoff &&
+	    w->st->offset - m->pgoff < m->end - m->start;
+}
+
 static void
 filters_to_ptcfg(const struct mt_cap *c, struct mt_snap_ptcfg *p)
 {
@@ -1128,38 +1151,17 @@ filters_to_ptcfg(const struct mt_cap *c, struct mt_snap_ptcfg *p)
 	p->nfilters = 0;
 	for (f = 0; f < c->nfsites && p->nfilters < MT_SNAP_MAX_FILTERS; f++)
 		for (t = 0; t < c->ntargets; t++) {
-			const struct mt_trig_site *st = &c->fsites[f];
-			char path[64], line[1024];
+			struct filtwalk w = { c->targets[t], &c->fsites[f] };
+			struct mt_snap_filter *sf;
 			struct mt_proc_map m;
-			FILE *fp;
-			int done = 0;
 
-			snprintf(path, sizeof(path), "/proc/%d/maps",
-			    (int)c->targets[t]);
-			if ((fp = fopen(path, "re")) == NULL)
+			if (mt_proc_find_map(w.pid, holds_filter, &w, &m) < 0)
 				continue;
-			while (!done && fgets(line, sizeof(line), fp)) {
-				struct mt_snap_filter *sf;
-				char file[PATH_MAX];
-
-				if (mt_proc_parse_maps_line(line, &m) < 0)
-					continue;
-				(void)mt_proc_target_file(c->targets[t],
-				    m.path, m.maj, m.min, m.ino, file,
-				    sizeof(file));
-				if (strcmp(file, st->path) != 0 ||
-				    st->offset < m.pgoff ||
-				    st->offset - m.pgoff >= m.end - m.start)
-					continue;
-				sf = &p->filters[p->nfilters++];
-				sf->a = m.start + (st->offset - m.pgoff);
-				sf->b = sf->a + st->size - 1;
-				sf->cfg = 1;
-				done = 1;
-			}
-			fclose(fp);
-			if (done)
-				break;
+			sf = &p->filters[p->nfilters++];
+			sf->a = m.start + (w.st->offset - m.pgoff);
+			sf->b = sf->a + w.st->size - 1;
+			sf->cfg = 1;
+			break;
 		}
 }
 

@@ -2,7 +2,6 @@
 /*
  * JIT code for the ptrace backend (see emu-jit.h).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -114,36 +113,38 @@ is_jit_map(const struct mt_proc_map *m)
 	    strcmp(m->path, "[uprobes]") != 0;
 }
 
+/* Keep @m when it is JIT code (never a match: every mapping is seen). */
+static int
+add_jit_map(const struct mt_proc_map *m, void *arg)
+{
+	struct mt_emu_jit *j = arg;
+
+	if (!is_jit_map(m))
+		return 0;
+	if (j->nr == j->capr) {
+		size_t cap = j->capr ? j->capr * 2 : 16;
+		struct range *r = realloc(j->r, cap * sizeof(*r));
+
+		if (r == NULL)
+			return 1;
+		j->r = r;
+		j->capr = cap;
+	}
+	j->r[j->nr].start = m->start;
+	j->r[j->nr].end = m->end;
+	j->nr++;
+	return 0;
+}
+
 /* Reread the ranges from /proc/PID/maps (none when unreadable). */
 static void
 reread(struct mt_emu_jit *j)
 {
-	char path[64], line[1024];
 	struct mt_proc_map m;
-	FILE *f;
 
 	j->nr = 0;
 	j->stale = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)j->pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (mt_proc_parse_maps_line(line, &m) < 0 || !is_jit_map(&m))
-			continue;
-		if (j->nr == j->capr) {
-			size_t cap = j->capr ? j->capr * 2 : 16;
-			struct range *r = realloc(j->r, cap * sizeof(*r));
-
-			if (r == NULL)
-				break;
-			j->r = r;
-			j->capr = cap;
-		}
-		j->r[j->nr].start = m.start;
-		j->r[j->nr].end = m.end;
-		j->nr++;
-	}
-	fclose(f);
+	(void)mt_proc_find_map(j->pid, add_jit_map, j, &m);
 }
 
 /* The range holding @ip, or NULL. */

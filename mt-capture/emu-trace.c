@@ -39,6 +39,7 @@
 #include "emu-trace.h"
 #include "emu-uprobe.h"
 #include "err.h"
+#include "proc.h"
 
 enum phase {
 	PH_IDLE,		/* nothing seized yet */
@@ -500,19 +501,25 @@ mt_emu_trace_check_start(const char *exe, const char *sym, char *msg,
 	return rc;
 }
 
+/* The mapping of file offset 0 of @arg, the executable's path. */
+static int
+is_exe_start(const struct mt_proc_map *m, void *arg)
+{
+	return m->pgoff == 0 && strcmp(m->path, arg) == 0;
+}
+
 /* The address of @sym in the main executable of @pid, loaded. */
 static int
 resolve_start(pid_t pid, const char *sym, uint64_t *addr)
 {
-	char exe[4096], path[64], line[4600], mpath[4096];
+	char exe[4096], path[64];
 	const struct mt_elf_seg *segs;
-	unsigned long long lo, hi, off;
+	struct mt_proc_map m;
 	struct mt_elf *e = NULL;
-	uint64_t base = 0, minv = ~0ull;
+	uint64_t minv = ~0ull;
 	size_t i, nseg;
 	ssize_t len;
-	FILE *f;
-	int rc, found = 0;
+	int rc;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	len = readlink(path, exe, sizeof(exe) - 1);
@@ -529,25 +536,8 @@ resolve_start(pid_t pid, const char *sym, uint64_t *addr)
 	for (i = 0; i < nseg; i++)
 		if (segs[i].vaddr < minv)
 			minv = segs[i].vaddr & ~0xfffull;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	if (f == NULL) {
-		rc = -MT_E_SYS;
-		goto out;
-	}
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &lo, &hi,
-		    &off, mpath) == 4 && off == 0 && strcmp(mpath, exe) == 0) {
-			base = lo - minv;
-			found = 1;
-			break;
-		}
-	}
-	fclose(f);
-	if (!found)
-		rc = -MT_E_NOTFOUND;
-	else
-		*addr += base;
+	if ((rc = mt_proc_find_map(pid, is_exe_start, exe, &m)) == 0)
+		*addr += m.start - minv;
 out:
 	mt_elf_free(e);
 	return rc;

@@ -302,79 +302,106 @@ add_vdso(struct mt_snap *s, pid_t pid, const struct mt_proc_map *m)
 	return rc;
 }
 
+struct describe {
+	struct mt_snap *s;
+	pid_t pid;
+	int bundle;
+	uint64_t max_elf;
+	size_t *skipped;
+	int rc;
+};
+
+/* Add mapping @m (MMAP, bundled ELF, vDSO); nonzero stops on an error. */
+static int
+describe_one(const struct mt_proc_map *m, void *arg)
+{
+	struct describe *d = arg;
+	struct mt_snap_mmap mm;
+	struct mt_elf *e = NULL;
+	const uint8_t *id;
+	size_t idlen = 0;
+
+	memset(&mm, 0, sizeof(mm));
+	mm.pid = (uint32_t)d->pid;
+	mm.start = m->start;
+	mm.end = m->end;
+	mm.pgoff = m->pgoff;
+	mm.prot = m->prot;
+	mm.flags = m->flags;
+	mm.path = (char *)(uintptr_t)m->path;	/* copied */
+	if (m->path[0] == '/' && open_map_elf(d->pid, m, &e) == 0) {
+		idlen = mt_elf_build_id(e, &id);
+		if (idlen > MT_SNAP_BUILD_ID_MAX)
+			idlen = MT_SNAP_BUILD_ID_MAX;
+		mm.build_id_len = (uint8_t)idlen;
+		if (idlen > 0)
+			memcpy(mm.build_id, id, idlen);
+	}
+	d->rc = mt_snap_add_mmap(d->s, &mm);
+	if (d->rc == 0 && d->bundle && idlen > 0 && (m->prot & PROT_EXEC)) {
+		char fp[PATH_MAX + 32];
+
+		(void)mt_proc_target_file(d->pid, m->path, m->maj, m->min,
+		    m->ino, fp, sizeof(fp));
+		d->rc = add_elf_file(d->s, fp, m->path, mm.build_id, idlen,
+		    d->max_elf, d->skipped);
+	}
+	mt_elf_free(e);
+	if (d->rc == 0 && strcmp(m->path, "[vdso]") == 0)
+		d->rc = add_vdso(d->s, d->pid, m);
+	return d->rc != 0;
+}
+
 int
 mt_proc_describe_maps(struct mt_snap *s, pid_t pid, char *text, size_t n,
     int bundle, uint64_t max_elf, size_t *skipped)
 {
-	char *line, *save = NULL;
+	struct describe d = { s, pid, bundle, max_elf, skipped, 0 };
 	struct mt_snap_text t;
-	int rc = 0;
+	struct mt_proc_map m;
 
 	memset(&t, 0, sizeof(t));
 	t.kind = MT_SNAP_TEXT_MAPS;
 	t.pid = (uint32_t)pid;
 	t.len = (uint64_t)n;
 	t.data = text;
-	rc = mt_snap_add_text(s, &t);
-	for (line = strtok_r(text, "\n", &save); rc == 0 && line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		struct mt_proc_map m;
-		struct mt_snap_mmap mm;
-		struct mt_elf *e = NULL;
-		const uint8_t *id;
-		size_t idlen = 0;
+	if ((d.rc = mt_snap_add_text(s, &t)) == 0)
+		(void)mt_proc_find_map_in(text, describe_one, &d, &m);
+	return d.rc;
+}
 
-		if (mt_proc_parse_maps_line(line, &m) < 0)
-			continue;
-		memset(&mm, 0, sizeof(mm));
-		mm.pid = (uint32_t)pid;
-		mm.start = m.start;
-		mm.end = m.end;
-		mm.pgoff = m.pgoff;
-		mm.prot = m.prot;
-		mm.flags = m.flags;
-		mm.path = m.path;
-		if (m.path[0] == '/' && open_map_elf(pid, &m, &e) == 0) {
-			idlen = mt_elf_build_id(e, &id);
-			if (idlen > MT_SNAP_BUILD_ID_MAX)
-				idlen = MT_SNAP_BUILD_ID_MAX;
-			mm.build_id_len = (uint8_t)idlen;
-			if (idlen > 0)
-				memcpy(mm.build_id, id, idlen);
-		}
-		rc = mt_snap_add_mmap(s, &mm);
-		if (rc == 0 && bundle && idlen > 0 && (m.prot & PROT_EXEC)) {
-			char fp[PATH_MAX + 32];
+int
+mt_proc_find_map_in(char *text,
+    int (*match)(const struct mt_proc_map *, void *), void *arg,
+    struct mt_proc_map *m)
+{
+	char *line = text, *nl;
+	int found = 0;
 
-			(void)mt_proc_target_file(pid, m.path, m.maj, m.min,
-			    m.ino, fp, sizeof(fp));
-			rc = add_elf_file(s, fp, m.path, mm.build_id, idlen,
-			    max_elf, skipped);
-		}
-		mt_elf_free(e);
-		if (rc == 0 && strcmp(m.path, "[vdso]") == 0)
-			rc = add_vdso(s, pid, &m);
+	while (!found && *line != '\0') {
+		if ((nl = strchr(line, '\n')) != NULL)
+			*nl = '\0';	/* sscanf must not read on past the line */
+		found = mt_proc_parse_maps_line(line, m) == 0 && match(m, arg);
+		if (nl == NULL)
+			break;
+		*nl = '\n';
+		line = nl + 1;
 	}
-	return rc;
+	return found ? 0 : -MT_E_NOTFOUND;
 }
 
 int
 mt_proc_find_map(pid_t pid, int (*match)(const struct mt_proc_map *, void *),
     void *arg, struct mt_proc_map *m)
 {
-	char path[64], line[1024];
-	int rc = -MT_E_NOTFOUND;
-	FILE *f;
+	char path[64], *text;
+	int rc;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return rc;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (mt_proc_parse_maps_line(line, m) == 0 && match(m, arg)) {
-			rc = 0;
-			break;
-		}
-	fclose(f);
+	if (slurp(path, &text, 64u << 20) < 0)
+		return -MT_E_SYS;
+	rc = mt_proc_find_map_in(text, match, arg, m);
+	free(text);
 	return rc;
 }
 
@@ -610,32 +637,31 @@ from_ld_cache(const char *root, const char *name, char *out, size_t outsz)
 	return rc;
 }
 
+struct named {
+	const char *name;
+	size_t outsz;
+};
+
+static int
+is_named(const struct mt_proc_map *m, void *arg)
+{
+	const struct named *n = arg;
+
+	return m->path[0] == '/' && strlen(m->path) < n->outsz &&
+	    strcmp(strrchr(m->path, '/') + 1, n->name) == 0;
+}
+
 static int
 from_pid_maps(pid_t pid, const char *name, char *out, size_t outsz)
 {
-	char path[64], *text, *line, *save = NULL;
-	int rc = -MT_E_NOTFOUND;
+	struct named n = { name, outsz };
+	struct mt_proc_map m;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (slurp(path, &text, 64u << 20) < 0)
-		return rc;
-	for (line = strtok_r(text, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		struct mt_proc_map m;
-		const char *base;
-
-		if (mt_proc_parse_maps_line(line, &m) < 0 || m.path[0] != '/')
-			continue;
-		base = strrchr(m.path, '/') + 1;
-		if (strcmp(base, name) == 0 && strlen(m.path) < outsz) {
-			(void)mt_proc_target_file(pid, m.path, m.maj, m.min,
-			    m.ino, out, outsz);
-			rc = 0;
-			break;
-		}
-	}
-	free(text);
-	return rc;
+	if (mt_proc_find_map(pid, is_named, &n, &m) < 0)
+		return -MT_E_NOTFOUND;
+	(void)mt_proc_target_file(pid, m.path, m.maj, m.min, m.ino, out,
+	    outsz);
+	return 0;
 }
 
 static int

@@ -47,9 +47,19 @@ int mt_proc_parse_maps_line(const char *line, struct mt_proc_map *m);
 
 /*
  * The first mapping of @pid for which @match(@m, @arg) is nonzero, in @m.
- * Returns 0, or -MT_E_NOTFOUND (no such mapping, or no maps to read).
+ * Returns 0, -MT_E_NOTFOUND (no such mapping) or -MT_E_SYS (no maps to
+ * read: the process is gone or not ours to read).
  */
 int mt_proc_find_map(pid_t pid,
+    int (*match)(const struct mt_proc_map *, void *), void *arg,
+    struct mt_proc_map *m);
+
+/*
+ * Likewise in @text, a whole maps file (NUL-terminated; lines are cut in
+ * place while parsed and restored).  @match may also visit every mapping
+ * by returning 0 each time.
+ */
+int mt_proc_find_map_in(char *text,
     int (*match)(const struct mt_proc_map *, void *), void *arg,
     struct mt_proc_map *m);
 

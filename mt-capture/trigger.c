@@ -372,30 +372,28 @@ resolve_line(const char *exe, const char *file, int line,
 	return rc;
 }
 
+static int
+holds_file_addr(const struct mt_proc_map *m, void *arg)
+{
+	uint64_t addr = *(const uint64_t *)arg;
+
+	return addr >= m->start && addr < m->end && m->path[0] == '/';
+}
+
 /* attach: run-time address in a file mapping of @pid. */
 static int
 resolve_runtime_addr(pid_t pid, uint64_t addr, struct mt_trig_site *site,
     char *msg, size_t msgsz)
 {
-	char path[64], line[1024];
-	FILE *fp;
 	struct mt_proc_map m;
-	int found = 0;
+	int rc;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fp = fopen(path, "re");
-	if (fp == NULL) {
-		snprintf(msg, msgsz, "cannot read '%s'", path);
+	rc = mt_proc_find_map(pid, holds_file_addr, &addr, &m);
+	if (rc == -MT_E_SYS) {
+		snprintf(msg, msgsz, "cannot read '/proc/%d/maps'", (int)pid);
 		return -MT_E_NOTFOUND;
 	}
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (mt_proc_parse_maps_line(line, &m) == 0 &&
-		    addr >= m.start && addr < m.end && m.path[0] == '/') {
-			found = 1;
-			break;
-		}
-	fclose(fp);
-	if (!found) {
+	if (rc < 0) {
 		snprintf(msg, msgsz, "0x%llx is not in a file mapping of "
 		    "process %d", (unsigned long long)addr, (int)pid);
 		return -MT_E_NOTFOUND;
@@ -435,43 +433,52 @@ all_digits(const char *s)
 	return 1;
 }
 
+struct anywhere {
+	pid_t pid;
+	const char *exe, *name;
+	struct mt_trig_site *site;
+	char *msg;
+	size_t msgsz;
+	int rc;
+};
+
+/* Look for the symbol in @m's file; a match when found or on an error. */
+static int
+sym_in_map(const struct mt_proc_map *m, void *arg)
+{
+	struct anywhere *w = arg;
+	char file[PATH_MAX];
+
+	if (m->path[0] != '/' || !(m->prot & PROT_EXEC))
+		return 0;
+	(void)mt_proc_target_file(w->pid, m->path, m->maj, m->min, m->ino,
+	    file, sizeof(file));
+	if (strcmp(file, w->exe) == 0)
+		return 0;
+	w->rc = sym_in(file, w->name, w->site, w->msg, w->msgsz);
+	if (w->rc == -MT_E_ELF)
+		w->rc = -MT_E_NOTFOUND;
+	return w->rc != -MT_E_NOTFOUND;
+}
+
 /* Attach without a DSO: the executable, then every mapped object. */
 static int
 sym_anywhere(pid_t pid, const char *exe, const char *name,
     struct mt_trig_site *site, char *msg, size_t msgsz)
 {
-	char path[64], line[1024], first[256];
+	struct anywhere w = { pid, exe, name, site, msg, msgsz, 0 };
 	struct mt_proc_map m;
-	FILE *fp;
-	int rc;
+	char first[256];
 
-	rc = sym_in(exe, name, site, msg, msgsz);
-	if (rc != -MT_E_NOTFOUND || pid <= 0)
-		return rc;
+	w.rc = sym_in(exe, name, site, msg, msgsz);
+	if (w.rc != -MT_E_NOTFOUND || pid <= 0)
+		return w.rc;
 	snprintf(first, sizeof(first), "%s", msg);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fp = fopen(path, "re");
-	if (fp == NULL)
-		return rc;
-	while (rc == -MT_E_NOTFOUND && fgets(line, sizeof(line), fp)) {
-		char file[PATH_MAX];
-
-		if (mt_proc_parse_maps_line(line, &m) < 0 ||
-		    m.path[0] != '/' || !(m.prot & PROT_EXEC))
-			continue;
-		(void)mt_proc_target_file(pid, m.path, m.maj, m.min, m.ino,
-		    file, sizeof(file));
-		if (strcmp(file, exe) == 0)
-			continue;
-		rc = sym_in(file, name, site, msg, msgsz);
-		if (rc == -MT_E_ELF)
-			rc = -MT_E_NOTFOUND;
-	}
-	fclose(fp);
-	if (rc == -MT_E_NOTFOUND)
+	(void)mt_proc_find_map(pid, sym_in_map, &w, &m);
+	if (w.rc == -MT_E_NOTFOUND)
 		snprintf(msg, msgsz, "%s, nor in the objects process %d maps "
 		    "(name the library: DSO:%s)", first, (int)pid, name);
-	return rc;
+	return w.rc;
 }
 
 /* The address of an "addr:" selector @sel.  Returns 0 or -1. */
