@@ -57,6 +57,9 @@ struct mt_elf {
 	char **abs_names;	/* "*ABS*+0x..." strings; owned */
 	size_t nabs_names;
 	char errmsg[ERRMSG_MAX];	/* last error on this object */
+	uint64_t size;		/* bytes in the file or image */
+	char *trunc;		/* how the file is cut short; owned, or NULL */
+	int phdrs_cut;		/* the program header table is cut short */
 };
 
 static _Thread_local char open_errmsg[ERRMSG_MAX];
@@ -218,6 +221,8 @@ read_phdrs(struct mt_elf *e)
 	size_t n, i, k = 0;
 	GElf_Phdr ph;
 
+	if (e->phdrs_cut)
+		return 0;	/* mt_elf_truncated() says so */
 	if (elf_getphdrnum(e->elf, &n) != 0)
 		return fail_elf(e, "program headers");
 	if (n == 0)
@@ -336,6 +341,104 @@ read_shdrs(struct mt_elf *e)
 	return 0;
 }
 
+/* @off + @n * @entsize, or UINT64_MAX where that overflows. */
+static uint64_t
+table_end(uint64_t off, uint64_t n, uint64_t entsize)
+{
+	if (entsize != 0 && n > UINT64_MAX / entsize)
+		return UINT64_MAX;
+	return off > UINT64_MAX - n * entsize ? UINT64_MAX : off + n * entsize;
+}
+
+/* Records the first end past the file's size; 0, or -MT_E_NOMEM. */
+static int
+note_end(struct mt_elf *e, uint64_t end, const char *fmt, ...)
+{
+	char what[128];
+	va_list ap;
+
+	if (e->trunc != NULL || end <= e->size)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (asprintf(&e->trunc, "truncated: %s at byte %llu, file has %llu",
+	    what, (unsigned long long)end,
+	    (unsigned long long)e->size) < 0) {
+		e->trunc = NULL;
+		return -MT_E_NOMEM;
+	}
+	return 0;
+}
+
+/*
+ * A file cut short (a partial copy, a full disk) keeps a valid ELF header
+ * but loses its section headers, which sit at the end: libelf then sees
+ * no sections at all and says nothing.  Checks that the header tables,
+ * the segments' and the sections' file bytes lie within the file.
+ */
+static int
+check_truncated(struct mt_elf *e, const GElf_Ehdr *eh)
+{
+	size_t n, shstrndx, i;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	const char *name;
+	int rc;
+
+	/*
+	 * e_phnum, or with PN_XNUM the count in section 0 (gABI extended
+	 * numbering); libelf clamps its count to the file, so not that.
+	 */
+	n = eh->e_phnum;
+	if (n == PN_XNUM && elf_getphdrnum(e->elf, &i) == 0 && i > n)
+		n = i;
+	if (n > 0 && (rc = note_end(e, table_end(eh->e_phoff, n,
+	    eh->e_phentsize), "program headers end")) < 0)
+		return rc;
+	/* libelf reads the table whole or not at all. */
+	e->phdrs_cut = e->trunc != NULL;
+	n = eh->e_shnum;
+	if (n == 0 && eh->e_shoff != 0)
+		n = 1;	/* section 0 holds the count */
+	if (n > 0 && (rc = note_end(e, table_end(eh->e_shoff, n,
+	    eh->e_shentsize), "section headers end")) < 0)
+		return rc;
+	if (e->trunc != NULL)
+		return 0;
+	for (i = 0; elf_getphdrnum(e->elf, &n) == 0 && i < n; i++) {
+		if (gelf_getphdr(e->elf, (int)i, &ph) == NULL ||
+		    ph.p_type == PT_NULL || ph.p_filesz == 0)
+			continue;
+		rc = note_end(e, table_end(ph.p_offset, 1, ph.p_filesz),
+		    "segment %zu ends", i);
+		if (rc < 0 || e->trunc != NULL)
+			return rc;
+	}
+	if (elf_getshdrstrndx(e->elf, &shstrndx) != 0)
+		shstrndx = 0;
+	while ((scn = elf_nextscn(e->elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
+			continue;
+		name = elf_strptr(e->elf, shstrndx, sh.sh_name);
+		rc = name != NULL ? note_end(e, table_end(sh.sh_offset, 1,
+		    sh.sh_size), "section '%.64s' ends", name) :
+		    note_end(e, table_end(sh.sh_offset, 1, sh.sh_size),
+		    "section %zu ends", elf_ndxscn(scn));
+		if (rc < 0 || e->trunc != NULL)
+			return rc;
+	}
+	return 0;
+}
+
+const char *
+mt_elf_truncated(const struct mt_elf *e)
+{
+	return e->trunc;
+}
+
 static int
 finish_open(struct mt_elf *e)
 {
@@ -350,6 +453,9 @@ finish_open(struct mt_elf *e)
 		return fail_elf(e, "ELF header");
 	e->type = eh.e_type == ET_EXEC ? MT_ELF_EXEC :
 	    eh.e_type == ET_DYN ? MT_ELF_DYN : MT_ELF_OTHER;
+	rc = check_truncated(e, &eh);
+	if (rc < 0)
+		return rc;
 	rc = read_shdrs(e);
 	if (rc < 0)
 		return rc;
@@ -361,7 +467,13 @@ open_common(struct mt_elf **ep, struct mt_elf *e)
 {
 	int rc;
 
-	if (e->elf == NULL) {
+	if (e->elf == NULL && e->size < sizeof(Elf64_Ehdr)) {
+		/* libelf saw the magic but not a whole header. */
+		rc = -MT_E_TRUNC;
+		set_err(e->errmsg, "truncated: ELF header ends at byte %zu, "
+		    "file has %llu", sizeof(Elf64_Ehdr),
+		    (unsigned long long)e->size);
+	} else if (e->elf == NULL) {
 		rc = -MT_E_ELF;
 		set_err(e->errmsg, "%s", elf_errmsg(-1));
 	} else {
@@ -418,6 +530,7 @@ mt_elf_open(struct mt_elf **ep, const char *path)
 		mt_elf_free(e);
 		return -MT_E_MAGIC;
 	}
+	e->size = (uint64_t)sb.st_size;
 	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
 	return open_common(ep, e);
 }
@@ -436,6 +549,7 @@ mt_elf_open_mem(struct mt_elf **ep, const void *p, size_t len)
 		return -MT_E_NOMEM;
 	}
 	memcpy(e->mem, p, len);
+	e->size = len;
 	e->elf = elf_memory(e->mem, len);
 	return open_common(ep, e);
 }
@@ -452,6 +566,7 @@ mt_elf_open_ref(struct mt_elf **ep, const void *p, size_t len)
 		set_err(open_errmsg, "%s", mt_strerror(-MT_E_NOMEM));
 		return -MT_E_NOMEM;
 	}
+	e->size = len;
 	/* libelf reads a native-order image in place and writes nothing. */
 	e->elf = elf_memory((char *)(uintptr_t)p, len);
 	return open_common(ep, e);
@@ -469,6 +584,7 @@ mt_elf_free(struct mt_elf *e)
 	free(e->mem);
 	free(e->segs);
 	free(e->debuglink);
+	free(e->trunc);
 	free(e->xsecs);
 	free(e->syms);
 	free(e->plt_names);

@@ -78,6 +78,8 @@ struct mt_elf_sym {
  * Returns -MT_E_SYS if the file cannot be opened (errno set).
  * Returns -MT_E_MAGIC if it is not a regular file or not a 64-bit
  * little-endian ELF file.
+ * Returns -MT_E_TRUNC if the file ends inside the ELF header (a file cut
+ * later opens: see mt_elf_truncated()).
  * Returns -MT_E_ELF or -MT_E_CORRUPT on a libelf failure / bad headers.
  * Returns -MT_E_NOMEM.
  */
@@ -91,6 +93,15 @@ int mt_elf_open_mem(struct mt_elf **ep, const void *p, size_t len);
  * place and must stay valid and unchanged until mt_elf_free().
  */
 int mt_elf_open_ref(struct mt_elf **ep, const void *p, size_t len);
+
+/*
+ * How the file is cut short, or NULL when its header tables, segments
+ * and sections all lie within it: "truncated: section headers end at
+ * byte N, file has M" (owned by @e).  A truncated file still opens, with
+ * whatever libelf could read of it (often no sections, so no symbols):
+ * callers warn.
+ */
+const char *mt_elf_truncated(const struct mt_elf *e);
 
 /* Frees @e and everything it handed out.  @e may be NULL. */
 void mt_elf_free(struct mt_elf *e);

@@ -611,6 +611,12 @@ image_open_file(struct image_set *is, const char *path, struct mt_elf **ep)
 		return rc;
 	if (rc < 0)
 		return 0;
+	/* Its code is read where it is still there; the rest is a gap. */
+	if (mt_elf_truncated(e) != NULL &&
+	    (rc = image_warn(is, "'%s': %s", path, mt_elf_truncated(e))) < 0) {
+		mt_elf_free(e);
+		return rc;
+	}
 	rc = image_keep_elf(is, e, 0);
 	if (rc < 0)
 		return rc;

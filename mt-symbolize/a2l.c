@@ -120,6 +120,8 @@ sym_a2l_run(const struct sym_a2l_opts *o, const struct sym_dso_opts *dopts,
 		sym_dso_free(d);
 		return -MT_E_NOTFOUND;
 	}
+	if (sym_dso_warning(d) != NULL && o->warn != NULL)
+		o->warn(o->warn_ctx, sym_dso_warning(d));
 	if (naddrs > 0) {
 		for (i = 0; i < naddrs; i++)
 			translate(o, d, scan_hex(addrs[i]), out);

@@ -22,6 +22,10 @@ struct sym_a2l_opts {
 	int demangle;		/* -C */
 	int elfutils;		/* --elfutils: eu-addr2line's names and
 				 * file names instead of binutils' */
+	void (*warn)(void *ctx, const char *msg);	/* a file that is
+				 * usable but damaged (cut short, bad
+				 * .eh_frame); may be NULL */
+	void *warn_ctx;		/* passed to warn */
 };
 
 /*

@@ -86,7 +86,8 @@ set_warning(struct sym_dso *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	free(d->warning);
+	if (d->warning != NULL)
+		return 0;	/* the first says what went wrong */
 	d->warning = strdup(buf);
 	return d->warning ? 0 : -MT_E_NOMEM;
 }
@@ -337,6 +338,11 @@ open_path(struct sym_dso *d, const struct sym_dso_opts *o)
 		return set_warning(d, "cannot read '%s': %s", d->path,
 		    mt_elf_errmsg(NULL));
 	}
+	/* Usable for what is left of it, and the first thing to say. */
+	if (mt_elf_truncated(d->elf) != NULL &&
+	    (rc = set_warning(d, "'%s': %s", d->path,
+	    mt_elf_truncated(d->elf))) < 0)
+		return rc;
 	rc = load_dwarf(d, o);
 	if (rc < 0)
 		return rc;

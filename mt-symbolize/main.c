@@ -153,7 +153,7 @@ main(int argc, char **argv)
 {
 	const char *dirs[MAX_DIRS + 1], *maps[MAX_MAPS];
 	char cache[4096];
-	struct sym_a2l_opts a = { .exe = NULL };
+	struct sym_a2l_opts a = { .exe = NULL, .warn = warn_cb };
 	struct sym_stream_opts s = { .demangle = 1, .out = "-", .in = "-",
 	    .progress_ms = -1, .show = show_cb };
 	struct sym_dso_opts d = { .debug_dirs = dirs };
@@ -200,6 +200,7 @@ main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (a.exe != NULL) {
+		a.warn_ctx = &quiet;
 		rc = sym_a2l_run(&a, &d, argv, argc, stdin, stdout, msg,
 		    sizeof(msg));
 		if (rc == -MT_E_NOTFOUND)

@@ -129,3 +129,26 @@ decode_bundled() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 }
+
+@test "mt-decode: a file cut after its code is a warning; its code is still decoded" {
+	# readelf: where the section headers end, and where .symtab starts
+	end=$(readelf -h "$D/code.elf" | awk -F: '
+		/Start of section headers/ { o = $2 + 0 }
+		/Size of section headers/ { s = $2 + 0 }
+		/Number of section headers/ { n = $2 + 0 }
+		END { print o + s * n }')
+	off=$(readelf -SW "$D/code.elf" | awk '{ for (i = 1; i < NF; i++)
+		if ($i == ".symtab") print $(i + 3) }')
+	cut=$((16#$off))
+	[ "$cut" -gt 0 ]
+	mkdir -p "$D/cut$D/bin"
+	head -c "$cut" "$D/code.elf" > "$D/cut$D/bin/code.elf"
+	run mt-decode --stats --root "$D/cut" -o "$D/cut.ev" "$D/ref.snap"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'warning' <<< "$output")" -eq 1 ]
+	[[ "$output" == *"mt-decode: warning: '$D/cut$D/bin/code.elf': truncated: section headers end at byte $end, file has $cut"* ]]
+	[[ "$output" == *"errors: 0"* ]]
+	# without its symbols: the events of the raw code, no jmp
+	run diff <(events "$D/cut.ev") <(grep -v '^jmp ' "$E")
+	[ "$status" -eq 0 ]
+}

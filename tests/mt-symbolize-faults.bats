@@ -87,3 +87,43 @@ teardown() {
 	[ "${lines[1]}" = "mt-symbolize: warning: cannot read '/dev/zero': not a regular file" ]
 	[ "$(tail -1 "$BATS_TEST_TMPDIR/out.ev")" = "call 10 1 0x1100 0x3200 @1 @2" ]
 }
+
+# shdr_end FILE: where FILE's section header table ends, by readelf.
+shdr_end() {
+	readelf -h "$1" | awk -F: '
+		/Start of section headers/ { o = $2 + 0 }
+		/Size of section headers/ { s = $2 + 0 }
+		/Number of section headers/ { n = $2 + 0 }
+		END { print o + s * n }'
+}
+
+@test "mt-symbolize: a library cut short is one warning naming it and where its headers end" {
+	lib=/usr/lib/x86_64-linux-gnu/libm.so.6
+	head -c 3000 "$lib" > "$BATS_TEST_TMPDIR/x.so"
+	end=$(shdr_end "$lib")
+	[ "$end" -gt 3000 ]
+	printf '%s\n' 'mt-events 1.0' 'proc 1 a a' 'thread 1 1 a' \
+	    "mod 1 0x1000 0x20000 0 - $BATS_TEST_TMPDIR/x.so" \
+	    "mod 1 0x30000 0x40000 0 - $BATS_TEST_TMPDIR/x.so" \
+	    'call 10 1 0x1100 0x5200' 'call 11 1 0x5200 0x31000' \
+	    > "$BATS_TEST_TMPDIR/in.ev"
+	run mt-symbolize -o "$BATS_TEST_TMPDIR/out.ev" "$BATS_TEST_TMPDIR/in.ev"
+	[ "$status" -eq 0 ]
+	[ "$output" = "mt-symbolize: warning: '$BATS_TEST_TMPDIR/x.so': truncated: section headers end at byte $end, file has 3000" ]
+	[ "$(tail -1 "$BATS_TEST_TMPDIR/out.ev")" = "call 11 1 0x5200 0x31000 @2 @3" ]
+	# addr2line mode: the same warning on stderr, ??:0 on stdout
+	run mt-symbolize -e "$BATS_TEST_TMPDIR/x.so" 0x5200
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "mt-symbolize: warning: '$BATS_TEST_TMPDIR/x.so': truncated: section headers end at byte $end, file has 3000" ]
+	[ "${lines[1]}" = "??:0" ]
+	[ "${#lines[@]}" -eq 2 ]
+	run mt-symbolize -q -e "$BATS_TEST_TMPDIR/x.so" 0x5200
+	[ "$output" = "??:0" ]
+}
+
+@test "mt-symbolize: a file cut inside its ELF header cannot be read, and says so" {
+	head -c 40 /usr/lib/x86_64-linux-gnu/libm.so.6 > "$BATS_TEST_TMPDIR/h.so"
+	run mt-symbolize -e "$BATS_TEST_TMPDIR/h.so" 0x1
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-symbolize: cannot read '$BATS_TEST_TMPDIR/h.so': truncated: ELF header ends at byte 64, file has 40" ]
+}

@@ -279,6 +279,10 @@ truncated_images_never_crash(void)
 		int rc = mt_elf_open_mem(&e, p, cut);
 
 		if (rc == 0) {
+			/* The section headers are at the end: every cut
+			 * that still opens loses them. */
+			if (mt_elf_truncated(e) == NULL)
+				bad = 1;
 			rc = mt_elf_syms(e, &s, &n);
 			mt_elf_free(e);
 		} else if (e != NULL || mt_elf_errmsg(NULL)[0] == '\0') {
@@ -286,6 +290,97 @@ truncated_images_never_crash(void)
 		}
 	}
 	CHECK(!bad);
+	free(p);
+}
+
+static uint64_t
+le(const char *p, int n)
+{
+	uint64_t v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | (uint8_t)p[n];
+	return v;
+}
+
+static void
+put_le(char *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (char)(v >> (8 * i));
+}
+
+static void
+truncation_is_reported_not_fatal(void)
+{
+	size_t len = 0;
+	char *p = slurp(LIBC, &len), msg[128];
+	const struct mt_elf_seg *segs;
+	uint64_t shoff, phoff;
+	struct mt_elf *e;
+	const char *t;
+
+	CHECK(p != NULL && len > 4096);
+	if (p == NULL || len <= 4096)
+		return;
+	CHECK(mt_elf_open_mem(&e, p, len) == 0);
+	CHECK(mt_elf_truncated(e) == NULL);
+	mt_elf_free(e);
+
+	/* Cut in the code: the section headers at the end are lost. */
+	CHECK(mt_elf_open_mem(&e, p, 3000) == 0);
+	t = e ? mt_elf_truncated(e) : NULL;
+	shoff = le(p + 0x28, 8);
+	snprintf(msg, sizeof(msg), "truncated: section headers end at byte "
+	    "%llu, file has 3000", (unsigned long long)(shoff +
+	    le(p + 0x3a, 2) * le(p + 0x3c, 2)));
+	CHECK(t != NULL && strcmp(t, msg) == 0);
+	/* Still usable: the program headers are within the cut. */
+	CHECK(e != NULL && mt_elf_segs(e, &segs) > 0);
+	mt_elf_free(e);
+
+	/* Cut inside the ELF header: that one is an open failure. */
+	e = (struct mt_elf *)1;
+	CHECK(mt_elf_open_mem(&e, p, 40) == -MT_E_TRUNC && e == NULL);
+	CHECK(strcmp(mt_elf_errmsg(NULL), "truncated: ELF header ends at "
+	    "byte 64, file has 40") == 0);
+
+	/* One byte short. */
+	CHECK(mt_elf_open_mem(&e, p, len - 1) == 0);
+	CHECK(e != NULL && mt_elf_truncated(e) != NULL);
+	mt_elf_free(e);
+
+	/* The program headers themselves cut. */
+	phoff = le(p + 0x20, 8);
+	CHECK(mt_elf_open_mem(&e, p, phoff + 10) == 0);
+	t = e ? mt_elf_truncated(e) : NULL;
+	CHECK(t != NULL && strstr(t, "program headers end at byte") == t +
+	    strlen("truncated: "));
+	mt_elf_free(e);
+
+	/* Headers intact, the first segment's bytes said to run past EOF. */
+	put_le(p + phoff + 0x20, len, 8);	/* phdr[0].p_filesz */
+	CHECK(mt_elf_open_mem(&e, p, len) == 0);
+	t = e ? mt_elf_truncated(e) : NULL;
+	CHECK(t != NULL && strstr(t, "truncated: segment 0 ends at byte ")
+	    == t);
+	mt_elf_free(e);
+	free(p);
+
+	/* Headers intact, section 1's bytes moved past EOF. */
+	p = slurp(LIBC, &len);
+	CHECK(p != NULL);
+	if (p == NULL)
+		return;
+	shoff = le(p + 0x28, 8);
+	put_le(p + shoff + 64 + 0x18, len, 8);	/* shdr[1].sh_offset */
+	CHECK(mt_elf_open_mem(&e, p, len) == 0);
+	t = e ? mt_elf_truncated(e) : NULL;
+	CHECK(t != NULL && strncmp(t, "truncated: section '.", 21) == 0 &&
+	    strstr(t, "' ends at byte ") != NULL);
+	mt_elf_free(e);
 	free(p);
 }
 
@@ -298,6 +393,7 @@ main(void)
 	TEST(libc_mem_matches_file);
 	TEST(libc_ref_matches_mem_and_copies_nothing);
 	TEST(libc_syms_sorted_and_found);
+	TEST(truncation_is_reported_not_fatal);
 	TEST(libm_has_plt_stubs);
 	TEST(self_function_addresses);
 	TEST(truncated_images_never_crash);
