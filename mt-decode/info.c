@@ -197,7 +197,7 @@ info_print(FILE *fp, const struct mt_snap *s, const char *name)
 			bytes += s->blobs[i].len;
 		fprintf(fp, "code blobs: %zu, %" PRIu64 " bytes\n", s->nblobs,
 		    bytes);
-		for (i = 0; i < s->nblobs && i < 8; i++) {
+		for (i = 0; i < s->nblobs; i++) {
 			fprintf(fp, "  blob kind %u pid %u 0x%" PRIx64 " %"
 			    PRIu64 " bytes %s", s->blobs[i].kind,
 			    s->blobs[i].pid, s->blobs[i].addr, s->blobs[i].len,
@@ -208,8 +208,6 @@ info_print(FILE *fp, const struct mt_snap *s, const char *name)
 				    s->blobs[i].time);
 			fputc('\n', fp);
 		}
-		if (s->nblobs > 8)
-			fprintf(fp, "  ... %zu more\n", s->nblobs - 8);
 	}
 	for (i = 0; i < s->nelfs; i++) {
 		fprintf(fp, "bundled elf %s, %" PRIu64 " bytes, build-id ",

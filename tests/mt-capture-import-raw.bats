@@ -44,6 +44,23 @@ setup() {
 mod 0 0x400000 0x401000 0 - $D/dump" ]
 }
 
+@test "import-raw: mt-decode --info lists every one of 12 blobs" {
+	# 12 pages one page apart, so none is joined: 0x400000, 0x402000, ...
+	{ cat "$D/code.bin"; head -c $((12 * 4096 - 0x70)) /dev/zero; } > "$D/dump12"
+	python3 -c 'import struct, sys
+sys.stdout.buffer.write(b"".join(struct.pack("<Q", 0x400000 + 2 * i * 4096)
+    for i in range(12)))' > "$D/addr12"
+	[ "$(stat -c %s "$D/addr12")" -eq 96 ]
+	run mt-capture import-raw --pt "$D/calls.pt" --pages "$D/addr12,$D/dump12" -o "$D/p12.snap"
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$D/p12.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"code blobs: 12, 49152 bytes"* ]]
+	[ "$(grep -c '^  blob kind 3 pid 0 0x4[0-9a-f]*000 4096 bytes ' <<< "$output")" -eq 12 ]
+	[[ "$output" == *"  blob kind 3 pid 0 0x416000 4096 bytes $D/dump12"* ]]
+	[[ "$output" != *"more"* ]]
+}
+
 @test "import-raw: --pages joins pages at consecutive addresses into one blob" {
 	# the code at 0x400000, zeros at 0x401000 and at 0x403000 (a gap)
 	{ cat "$D/code.bin"; head -c $((4096 - 0x70 + 8192)) /dev/zero; } > "$D/dump3"
