@@ -20,36 +20,42 @@
 #define WBUF_SIZE	(64u << 10)
 #define MAX_FIELDS	(4 + 2 * MT_EV_MAX_FRAMES)
 
-static const char *const kind_names[MT_EV_NKINDS] = {
-	[MT_EV_NONE] = "none",
-	[MT_EV_INFO] = "info",
-	[MT_EV_PROC] = "proc",
-	[MT_EV_THREAD] = "thread",
-	[MT_EV_MOD] = "mod",
-	[MT_EV_FILE] = "file",
-	[MT_EV_FN] = "fn",
-	[MT_EV_LOC] = "loc",
-	[MT_EV_CALL] = "call",
-	[MT_EV_RET] = "ret",
-	[MT_EV_JMP] = "jmp",
-	[MT_EV_BR] = "br",
-	[MT_EV_SYSCALL] = "syscall",
-	[MT_EV_SYSRET] = "sysret",
-	[MT_EV_IRQ] = "irq",
-	[MT_EV_IRET] = "iret",
-	[MT_EV_DISABLE] = "disable",
-	[MT_EV_ENABLE] = "enable",
-	[MT_EV_OVERFLOW] = "overflow",
-	[MT_EV_ERROR] = "error",
-	[MT_EV_TRIGGER] = "trigger",
-	[MT_EV_TX] = "tx",
-	[MT_EV_END] = "end",
+/* Record keywords, with their lengths for the writer's copy. */
+#define KW(k, s) [k] = { s, sizeof(s) - 1 }
+static const struct {
+	char s[12];		/* NUL-terminated, 8 bytes copied at once */
+	uint8_t n;		/* strlen(s) */
+} kinds[MT_EV_NKINDS] = {
+	KW(MT_EV_NONE, "none"),
+	KW(MT_EV_INFO, "info"),
+	KW(MT_EV_PROC, "proc"),
+	KW(MT_EV_THREAD, "thread"),
+	KW(MT_EV_MOD, "mod"),
+	KW(MT_EV_FILE, "file"),
+	KW(MT_EV_FN, "fn"),
+	KW(MT_EV_LOC, "loc"),
+	KW(MT_EV_CALL, "call"),
+	KW(MT_EV_RET, "ret"),
+	KW(MT_EV_JMP, "jmp"),
+	KW(MT_EV_BR, "br"),
+	KW(MT_EV_SYSCALL, "syscall"),
+	KW(MT_EV_SYSRET, "sysret"),
+	KW(MT_EV_IRQ, "irq"),
+	KW(MT_EV_IRET, "iret"),
+	KW(MT_EV_DISABLE, "disable"),
+	KW(MT_EV_ENABLE, "enable"),
+	KW(MT_EV_OVERFLOW, "overflow"),
+	KW(MT_EV_ERROR, "error"),
+	KW(MT_EV_TRIGGER, "trigger"),
+	KW(MT_EV_TX, "tx"),
+	KW(MT_EV_END, "end"),
 };
+#undef KW
 
 const char *
 mt_ev_kind_name(enum mt_ev_kind kind)
 {
-	return (unsigned)kind < MT_EV_NKINDS ? kind_names[kind] : "none";
+	return (unsigned)kind < MT_EV_NKINDS ? kinds[kind].s : "none";
 }
 
 int
@@ -109,7 +115,7 @@ mt_ev_kind_lookup(const char *w, size_t n)
 		k = MT_EV_NONE;
 		break;
 	}
-	if (k != MT_EV_NONE && memcmp(kind_names[k], w, n) != 0)
+	if (k != MT_EV_NONE && memcmp(kinds[k].s, w, n) != 0)
 		k = MT_EV_NONE;
 	return k;
 }
@@ -706,34 +712,94 @@ putc_(struct mt_evw *w, char c)
 	w->len++;
 }
 
-/* Decimal @v, without a separator: two digits per division. */
+/* "00" to "99", two digits per entry. */
+static const char dec2[] =
+    "00010203040506070809101112131415161718192021222324252627282930"
+    "31323334353637383940414243444546474849505152535455565758596061"
+    "62636465666768697071727374757677787980818283848586878889909192"
+    "93949596979899";
+
+#define HEX16(a) a "0" a "1" a "2" a "3" a "4" a "5" a "6" a "7" \
+	a "8" a "9" a "a" a "b" a "c" a "d" a "e" a "f"
+/* "00" to "ff", two lowercase digits per byte value. */
+static const char hex2[] = HEX16("0") HEX16("1") HEX16("2") HEX16("3")
+    HEX16("4") HEX16("5") HEX16("6") HEX16("7") HEX16("8") HEX16("9")
+    HEX16("a") HEX16("b") HEX16("c") HEX16("d") HEX16("e") HEX16("f");
+
+/* Number of decimal digits of @v (1 to 20). */
+static inline int
+dec_digits(uint64_t v)
+{
+	static const uint64_t p10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
+		1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+		10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull,
+		1000000000000000000ull, 10000000000000000000ull,
+	};
+	/* log10 from log2 (1233 / 4096 ~ log10(2)), then one compare */
+	int t;
+
+	v |= 1;		/* 0 has one digit; no other v changes its count */
+	t = ((64 - __builtin_clzll(v)) * 1233) >> 12;
+
+	return t + (v >= p10[t]);
+}
+
+/*
+ * Decimal @v at @o, written from its last digit back, two digits per
+ * division; returns the end.  @o has room for 20 bytes.
+ */
+static inline char *
+fmt_num(char *o, uint64_t v)
+{
+	char *end = o + dec_digits(v), *p = end;
+
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, dec2 + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(p - 2, dec2 + 2 * v, 2);
+	else
+		p[-1] = (char)('0' + v);
+	return end;
+}
+
+/*
+ * " 0x" and lowercase hex @v without leading zeros at @o, a byte per
+ * step from the last digit back; returns the end.  Room for 19 bytes.
+ */
+static inline char *
+fmt_addr(char *o, uint64_t v)
+{
+	int bits = 64 - __builtin_clzll(v | 1);
+	char *end = o + 3 + (bits + 3) / 4, *p = end;
+
+	o[0] = ' ';
+	o[1] = '0';
+	o[2] = 'x';
+	while (v >= 0x100) {
+		p -= 2;
+		memcpy(p, hex2 + 2 * (v & 0xff), 2);
+		v >>= 8;
+	}
+	if (v >= 0x10)
+		memcpy(p - 2, hex2 + 2 * v, 2);
+	else
+		p[-1] = hex2[2 * v + 1];
+	return end;
+}
+
+/* Decimal @v, without a separator. */
 static void
 put_num(struct mt_evw *w, uint64_t v)
 {
-	static const char d2[] =
-	    "00010203040506070809101112131415161718192021222324252627282930"
-	    "31323334353637383940414243444546474849505152535455565758596061"
-	    "62636465666768697071727374757677787980818283848586878889909192"
-	    "93949596979899";
-	char t[20];
-	int n = 20;
 	char *o = room(w, 20);
 
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-
-		v /= 100;
-		t[--n] = d2[2 * r + 1];
-		t[--n] = d2[2 * r];
-	}
-	if (v >= 10) {
-		t[--n] = d2[2 * v + 1];
-		t[--n] = d2[2 * v];
-	} else {
-		t[--n] = (char)('0' + v);
-	}
-	memcpy(o, t + n, (size_t)(20 - n));
-	w->len += (size_t)(20 - n);
+	w->len = (size_t)(fmt_num(o, v) - w->buf);
 }
 
 /* A space, then decimal @v. */
@@ -747,20 +813,9 @@ put_u64(struct mt_evw *w, uint64_t v)
 static void
 put_addr(struct mt_evw *w, uint64_t v)
 {
-	static const char hex[] = "0123456789abcdef";
 	char *o = room(w, 19);
-	int sh = 60;
 
-	*o++ = ' ';
-	*o++ = '0';
-	*o++ = 'x';
-	if (v != 0)
-		sh = (63 - __builtin_clzll(v)) & ~3;
-	else
-		sh = 0;
-	for (; sh >= 0; sh -= 4)
-		*o++ = hex[(v >> sh) & 0xf];
-	w->len = (size_t)(o - w->buf);
+	w->len = (size_t)(fmt_addr(o, v) - w->buf);
 }
 
 static void
@@ -790,12 +845,6 @@ put_str(struct mt_evw *w, const char *s)
 			putc_(w, (char)*p);
 		}
 	}
-}
-
-static void
-put_word(struct mt_evw *w, const char *s)
-{
-	put(w, s, strlen(s));
 }
 
 int
@@ -840,15 +889,113 @@ mt_evw_comment(struct mt_evw *w, const char *text)
 	return w->err;
 }
 
+/* An event line's bytes but for its string: keyword, time, tid, two
+ * addresses, an offset, two loc ids, the newline. */
+#define EV_LINE_MAX	(8 + 2 * 21 + 2 * 19 + 21 + 2 * 12 + 1)
+
+/* " STR" at @o, escaped as put_str does; @n is strlen(@s). */
+static char *
+fmt_str(char *o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+
+	*o++ = ' ';
+	if (n == 0) {
+		*o++ = '-';
+		return o;
+	}
+	if (n == 1 && s[0] == '-') {
+		memcpy(o, "%2D", 3);
+		return o + 3;
+	}
+	for (; p < e; p++) {
+		if (*p <= 0x20 || *p == '%' || *p == 0x7f) {
+			o[0] = '%';
+			o[1] = hex[*p >> 4];
+			o[2] = hex[*p & 0xf];
+			o += 3;
+		} else {
+			*o++ = (char)*p;
+		}
+	}
+	return o;
+}
+
+/*
+ * An event record (time, tid, then its fields), formatted straight into
+ * the buffer after one check for room for the whole line.
+ */
+static void
+write_event(struct mt_evw *w, const struct mt_ev *ev)
+{
+	enum mt_ev_kind k = ev->kind;
+	const char *str = NULL;
+	size_t sn = 0;
+	char *o;
+	int na = mt_ev_naddr(k), i;
+
+	if (k == MT_EV_DISABLE || k == MT_EV_TRIGGER || k == MT_EV_ERROR ||
+	    k == MT_EV_TX) {
+		str = ev->str[0] != NULL ? ev->str[0] : "";
+		sn = strlen(str);
+		if (sn > (WBUF_SIZE - EV_LINE_MAX) / 4) {
+			/* a very long string: through the writer's pieces */
+			put(w, kinds[k].s, kinds[k].n);
+			put_u64(w, ev->time);
+			put_u64(w, ev->tid);
+			put_addr(w, ev->addr[0]);
+			if (k == MT_EV_ERROR)
+				put_u64(w, ev->num);
+			put_str(w, str);
+			if (ev->loc[0] || ev->loc[1]) {
+				put(w, " @", 2);
+				put_num(w, ev->loc[0]);
+			}
+			putc_(w, '\n');
+			return;
+		}
+	}
+	o = room(w, EV_LINE_MAX + 1 + 3 * sn);
+	memcpy(o, kinds[k].s, 8);
+	o += kinds[k].n;
+	*o++ = ' ';
+	o = fmt_num(o, ev->time);
+	*o++ = ' ';
+	o = fmt_num(o, ev->tid);
+	if (na > 0)
+		o = fmt_addr(o, ev->addr[0]);
+	if (na > 1)
+		o = fmt_addr(o, ev->addr[1]);
+	if (k == MT_EV_ERROR) {
+		*o++ = ' ';
+		o = fmt_num(o, ev->num);
+	}
+	if (str != NULL)
+		o = fmt_str(o, str, sn);
+	if (na > 0 && (ev->loc[0] || ev->loc[1])) {
+		for (i = 0; i < na; i++) {
+			*o++ = ' ';
+			*o++ = '@';
+			o = fmt_num(o, ev->loc[i]);
+		}
+	}
+	*o++ = '\n';
+	w->len = (size_t)(o - w->buf);
+}
+
 int
 mt_evw_write(struct mt_evw *w, const struct mt_ev *ev)
 {
 	uint32_t i;
-	int na;
 
 	if ((unsigned)ev->kind >= MT_EV_NKINDS || ev->kind == MT_EV_NONE)
 		return -MT_E_INVAL;
-	put_word(w, kind_names[ev->kind]);
+	if (MT_EV_IS_EVENT(ev->kind)) {
+		write_event(w, ev);
+		return w->err;
+	}
+	put(w, kinds[ev->kind].s, kinds[ev->kind].n);
 	switch (ev->kind) {
 	case MT_EV_INFO:
 		put_str(w, ev->str[0]);
@@ -900,27 +1047,6 @@ mt_evw_write(struct mt_evw *w, const struct mt_ev *ev)
 		}
 		break;
 	default:
-		put_u64(w, ev->time);
-		put_u64(w, ev->tid);
-		na = mt_ev_naddr(ev->kind);
-		if (na > 0)
-			put_addr(w, ev->addr[0]);
-		if (na > 1)
-			put_addr(w, ev->addr[1]);
-		if (ev->kind == MT_EV_ERROR)
-			put_u64(w, ev->num);
-		if (ev->kind == MT_EV_DISABLE || ev->kind == MT_EV_TRIGGER ||
-		    ev->kind == MT_EV_ERROR || ev->kind == MT_EV_TX)
-			put_str(w, ev->str[0]);
-		if (na > 0 && (ev->loc[0] || ev->loc[1])) {
-			int k;
-
-			for (k = 0; k < na; k++) {
-				putc_(w, ' ');
-				putc_(w, '@');
-				put_num(w, ev->loc[k]);
-			}
-		}
 		break;
 	}
 	putc_(w, '\n');

@@ -347,6 +347,85 @@ kind_lookup(void)
 	    !mt_ev_plain(MT_EV_NONE));
 }
 
+/*
+ * Numbers and addresses at every digit-count border (0, 9, 10, 99, ...,
+ * 2^64 - 1; 0xf, 0x10, 0xff, 0x100, ...) are written as printf writes
+ * them, also when a line straddles the writer's buffer end and with a
+ * long escaped string.
+ */
+static void
+numbers_at_every_digit_border(void)
+{
+	enum { N = 4000 };
+	struct mt_ev *evs = calloc(N, sizeof(*evs));
+	char *want = malloc(N * 160 + 4 * 20100), *got, *o = want, *big = malloc(20001);
+	uint64_t v[200], p;
+	int nv = 0, i, bad = 0;
+
+	memset(big, 'a', 20000);
+	big[20000] = '\0';
+	big[7] = ' ';
+	for (p = 1; p <= UINT64_MAX / 10; p *= 10) {
+		v[nv++] = p - 1;
+		v[nv++] = p;
+	}
+	v[nv++] = p - 1;
+	v[nv++] = p;
+	for (i = 0; i < 64; i++) {
+		v[nv++] = (1ull << i) - 1;
+		v[nv++] = 1ull << i;
+	}
+	v[nv++] = UINT64_MAX;
+	o += sprintf(o, "mt-events 1.2\n");
+	for (i = 0; i < N; i++) {
+		struct mt_ev *e = &evs[i];
+		uint64_t a = v[i % nv], b = v[(i * 7 + 3) % nv];
+
+		e->kind = i % 3 == 0 ? MT_EV_CALL : i % 3 == 1 ?
+		    MT_EV_ERROR : MT_EV_DISABLE;
+		e->time = a;
+		e->tid = (uint32_t)b;
+		e->addr[0] = b;
+		e->addr[1] = a;
+		e->num = b;
+		if (e->kind == MT_EV_CALL)
+			o += sprintf(o, "call %llu %u 0x%llx 0x%llx\n",
+			    (unsigned long long)a, (uint32_t)b,
+			    (unsigned long long)b, (unsigned long long)a);
+		else if (e->kind == MT_EV_ERROR) {
+			e->str[0] = "bad packet";
+			o += sprintf(o, "error %llu %u 0x%llx %llu bad%%20packet\n",
+			    (unsigned long long)a, (uint32_t)b,
+			    (unsigned long long)b, (unsigned long long)b);
+		} else {
+			e->str[0] = i % 500 == 2 ? big : "filter";
+			o += sprintf(o, "disable %llu %u 0x%llx ",
+			    (unsigned long long)a, (uint32_t)b,
+			    (unsigned long long)b);
+			if (e->str[0] == big) {
+				o += sprintf(o, "aaaaaaa%%20");
+				o += sprintf(o, "%s\n", big + 8);
+			} else {
+				o += sprintf(o, "filter\n");
+			}
+		}
+	}
+	got = write_text(evs, N);
+	CHECK(got != NULL);
+	if (got != NULL && strcmp(got, want) != 0) {
+		for (i = 0; got[i] == want[i]; i++)
+			;
+		printf("# first difference at byte %d: '%.40s', expected "
+		    "'%.40s'\n", i, got + i, want + i);
+		bad = 1;
+	}
+	CHECK(!bad);
+	free(got);
+	free(want);
+	free(big);
+	free(evs);
+}
+
 int
 main(void)
 {
@@ -355,5 +434,6 @@ main(void)
 	TEST(skips_comments_unknown_kinds_extra_fields);
 	TEST(malformed_lines_name_line_and_field);
 	TEST(long_lines_and_last_line_without_newline);
+	TEST(numbers_at_every_digit_border);
 	return tap_done();
 }
