@@ -832,6 +832,28 @@ image_set_in_xol(const struct image_set *is, uint32_t pid, uint64_t ip)
 	return 0;
 }
 
+/*
+ * 1 if anonymous memory of @pid at [@start, @start + @len) holds code a
+ * BLOB of the snapshot has (JIT code, recorded by the page it ran from):
+ * the BLOB maps it, and no file is to be looked for.
+ */
+static int
+image_anon_in_blobs(const struct image_set *is, uint32_t pid,
+    uint64_t start, uint64_t len)
+{
+	const struct mt_snap *s = is->snap;
+	size_t i;
+
+	for (i = 0; i < s->nblobs; i++) {
+		const struct mt_snap_blob *b = &s->blobs[i];
+
+		if (b->pid == pid && b->len > 0 && b->addr < start + len &&
+		    start < b->addr + b->len)
+			return 1;
+	}
+	return 0;
+}
+
 int
 image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
     uint64_t len, uint64_t pgoff, const uint8_t *buildid, size_t bidlen,
@@ -862,6 +884,15 @@ image_set_add_mapping(struct image_set *is, uint32_t pid, uint64_t start,
 		return image_add_xol(is, pid, start, len, time);
 	if (path == NULL || path[0] == '[' || len == 0)
 		return 0;	/* special mappings come as BLOBs */
+	/* Anonymous: "" in /proc/PID/maps, "//anon" in MMAP2 records. */
+	if (path[0] == '\0' || strcmp(path, "//anon") == 0) {
+		if (image_anon_in_blobs(is, pid, start, len))
+			return 0;
+		return image_warn(is, "no bytes for anonymous memory at "
+		    "0x%llx-0x%llx of process %u: its code is not decoded",
+		    (unsigned long long)start,
+		    (unsigned long long)(start + len), pid);
+	}
 	rc = image_find(is, buildid, bidlen, path, &e, &file, &base, buf,
 	    sizeof(buf));
 	if (rc <= 0)
