@@ -18,15 +18,37 @@
 #define SB_TYPE	(MT_SB_ST_TID | MT_SB_ST_TIME)
 
 /*
+ * The decimal number [@p, @end) into *@v: digits only (strtoull would
+ * take blanks, a sign and an overflow).  Returns 1, or 0 if it is not.
+ */
+static int
+tick_value(const char *p, const char *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	unsigned d;
+
+	if (p == end)
+		return 0;
+	for (; p < end; p++) {
+		d = (unsigned)(*p - '0');
+		if (d > 9 || x > (UINT64_MAX - d) / 10)
+			return 0;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return 1;
+}
+
+/*
  * The next whole line of @log[*@pos..@len): its tick in *@tick and its
- * maps part in @line.  Returns 1, or 0 at the end.
+ * maps part in @line.  A line without a tick is skipped.  Returns 1, or
+ * 0 at the end.
  */
 static int
 next_line(const char *log, size_t len, size_t *pos, uint64_t *tick,
     const char **line, size_t *n)
 {
 	const char *p = log + *pos, *nl, *sp;
-	char *end;
 
 	while (*pos < len) {
 		p = log + *pos;
@@ -37,8 +59,7 @@ next_line(const char *log, size_t len, size_t *pos, uint64_t *tick,
 		sp = memchr(p, ' ', (size_t)(nl - p));
 		if (sp == NULL)
 			continue;
-		*tick = strtoull(p, &end, 10);
-		if (end != sp)
+		if (!tick_value(p, sp, tick))
 			continue;
 		*line = sp + 1;
 		*n = (size_t)(nl - sp);	/* with the newline */
