@@ -37,6 +37,7 @@
 #include "emu-pt.h"
 #include "err.h"
 #include "proc.h"
+#include "qemu-code.h"
 #include "qemu-ipc.h"
 #include "qemu-maps.h"
 
@@ -585,102 +586,19 @@ slurp_file(const char *path, size_t *len)
 	return buf;
 }
 
-struct coderec {
-	uint64_t addr;		/* guest address */
-	uint32_t len;
-	size_t off;		/* of the bytes in the code file */
-	uint64_t since;		/* tick from which they are the code there */
-};
-
-static int
-cmp_rec(const void *a, const void *b)
-{
-	const struct coderec *x = a, *y = b;
-
-	if (x->since != y->since)
-		return x->since < y->since ? -1 : 1;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-static int
-cmp_off(const void *a, const void *b)
-{
-	const struct coderec *x = a, *y = b;
-
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/*
- * Code translated outside file mappings (JIT): one JIT BLOB per time
- * (qemu/qcode.h: JIT code written over other code has a time from which
- * it is the code there, the rest 0) and run of touching or overlapping
- * blocks of that time; where blocks overlap, the bytes of the one
- * translated last win.  The BLOB's time is still a tick here
- * (qemu_annotate converts it).
- */
+/* The JIT code the plugin logged (qemu-code.h). */
 static int
 add_code_blobs(struct mt_snap *s, pid_t pid, const char *dir)
 {
 	char path[PATH_MAX + 32];
-	struct coderec *recs = NULL, *nr;
-	size_t len = 0, off = 0, n = 0, i, j, k;
-	struct mt_snap_blob b;
-	uint8_t *code;
-	int rc = 0;
+	size_t len = 0;
+	char *code;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/code", dir);
-	if ((code = (uint8_t *)slurp_file(path, &len)) == NULL)
+	if ((code = slurp_file(path, &len)) == NULL)
 		return 0;
-	while (off + sizeof(struct mtq_code) <= len) {
-		struct mtq_code h;
-
-		memcpy(&h, code + off, sizeof(h));
-		if (h.len > len - off - sizeof(h))
-			break;
-		if ((nr = realloc(recs, (n + 1) * sizeof(*nr))) == NULL) {
-			rc = -MT_E_NOMEM;
-			goto out;
-		}
-		recs = nr;
-		recs[n].addr = h.addr;
-		recs[n].len = h.len;
-		recs[n].off = off + sizeof(h);
-		recs[n].since = h.since;
-		n++;
-		off += sizeof(h) + h.len;
-	}
-	if (n > 0)
-		qsort(recs, n, sizeof(*recs), cmp_rec);
-	for (i = 0; i < n && rc == 0; i = j) {
-		uint64_t end = recs[i].addr + recs[i].len;
-
-		for (j = i + 1; j < n && recs[j].since == recs[i].since &&
-		    recs[j].addr <= end; j++)
-			if (recs[j].addr + recs[j].len > end)
-				end = recs[j].addr + recs[j].len;
-		memset(&b, 0, sizeof(b));
-		b.pid = (uint32_t)pid;
-		b.kind = MT_SNAP_BLOB_JIT;
-		b.addr = recs[i].addr;
-		b.name = (char *)(uintptr_t)"[jit]";
-		b.len = end - b.addr;
-		b.time = recs[i].since;
-		if ((b.data = calloc(1, (size_t)b.len)) == NULL) {
-			rc = -MT_E_NOMEM;
-			break;
-		}
-		/* In translation order, so later bytes overwrite. */
-		qsort(recs + i, j - i, sizeof(*recs), cmp_off);
-		for (k = i; k < j; k++)
-			memcpy(b.data + (recs[k].addr - b.addr),
-			    code + recs[k].off, recs[k].len);
-		rc = mt_snap_add_blob(s, &b);
-		free(b.data);
-	}
-out:
-	free(recs);
+	rc = mt_qemu_code_blobs(s, pid, (const uint8_t *)code, len);
 	free(code);
 	return rc;
 }

@@ -7,7 +7,7 @@
 
 setup_file() {
 	export FZ="$BATS_FILE_TMPDIR"
-	for t in snap events sideband elf perfdata fxt fde decode qmaps; do
+	for t in snap events sideband elf perfdata fxt fde decode qmaps qjit; do
 		"$MT_ROOT/tests/helpers/fuzz-standalone" "$t" "$FZ/fuzz-$t"
 	done
 }
@@ -58,6 +58,10 @@ replay() {
 
 @test "fuzz regress: the qemu backend's maps log reader handles every kept input" {
 	replay qmaps
+}
+
+@test "fuzz regress: the qemu backend's JIT code log reader handles every kept input" {
+	replay qjit
 }
 
 @test "fuzz regress: ELF symbol with a size that wraps past 2^64 ends at 2^64-1" {

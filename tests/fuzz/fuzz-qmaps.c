@@ -22,39 +22,23 @@
 #include "snap.h"
 #include "fuzz.h"
 
+/* Every sideband record of @s is an MMAP2 record that parses. */
 static void
-round_trip(const struct mt_snap *s)
+check_records(const struct mt_snap *s)
 {
-	struct mt_snap s2;
-	struct mt_snap_diag d;
-	uint8_t *a, *b;
-	size_t na, nb, i;
-	int fd = fuzz_memfd("", 0);
+	size_t i;
 
-	FUZZ_CHECK(mt_snap_write_fd(s, fd) == 0);
-	a = fuzz_slurp(fd, &na);
-	close(fd);
-	mt_snap_init(&s2);
-	FUZZ_CHECK(mt_snap_read_mem(&s2, a, na, &d) == 0);
-	for (i = 0; i < s2.nsideband; i++) {
+	for (i = 0; i < s->nsideband; i++) {
 		struct mt_sb_reader r;
 		struct mt_sb_rec rec;
 		int rc;
 
-		mt_sb_reader_init(&r, s2.sideband[i].data, s2.sideband[i].len,
-		    s2.sideband[i].sample_type, 1, 0);
+		mt_sb_reader_init(&r, s->sideband[i].data, s->sideband[i].len,
+		    s->sideband[i].sample_type, 1, 0);
 		while ((rc = mt_sb_next(&r, &rec)) == 0)
 			FUZZ_CHECK(rec.type == MT_SB_MMAP2);
 		FUZZ_CHECK(rc == MT_EOS);
 	}
-	fd = fuzz_memfd("", 0);
-	FUZZ_CHECK(mt_snap_write_fd(&s2, fd) == 0);
-	b = fuzz_slurp(fd, &nb);
-	close(fd);
-	FUZZ_CHECK(na == nb && memcmp(a, b, na) == 0);
-	mt_snap_release(&s2);
-	free(a);
-	free(b);
 }
 
 int
@@ -79,7 +63,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.timeconv.time_mult = 1;
 	s.timeconv.cap_user_time_zero = 1;
 	FUZZ_CHECK(mt_qemu_maps_sideband(&s, 42, log, size) == 0);
-	round_trip(&s);
+	check_records(&s);
+	fuzz_snap_round_trip(&s);
 	mt_snap_release(&s);
 	free(log);
 	return 0;

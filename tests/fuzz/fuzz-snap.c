@@ -20,41 +20,6 @@
 #include "snap.h"
 #include "fuzz.h"
 
-/* Write @s to a memfd and return the bytes. */
-static uint8_t *
-write_mem(const struct mt_snap *s, size_t *n)
-{
-	int fd = fuzz_memfd("", 0);
-	uint8_t *p;
-
-	FUZZ_CHECK(mt_snap_write_fd(s, fd) == 0);
-	p = fuzz_slurp(fd, n);
-	close(fd);
-	return p;
-}
-
-static void
-round_trip(const struct mt_snap *s)
-{
-	struct mt_snap s2;
-	struct mt_snap_diag d;
-	uint8_t *a, *b;
-	size_t na, nb;
-
-	a = write_mem(s, &na);
-	mt_snap_init(&s2);
-	if (mt_snap_read_mem(&s2, a, na, &d) != 0) {
-		fprintf(stderr, "re-read failed at %llu: %s\n",
-		    (unsigned long long)d.off, d.msg);
-		abort();
-	}
-	b = write_mem(&s2, &nb);
-	FUZZ_CHECK(na == nb && memcmp(a, b, na) == 0);
-	mt_snap_release(&s2);
-	free(a);
-	free(b);
-}
-
 static void
 one(const uint8_t *p, size_t n)
 {
@@ -72,7 +37,7 @@ one(const uint8_t *p, size_t n)
 		FUZZ_CHECK(d.off <= n);
 		FUZZ_CHECK(mt_strerror(rc) != NULL);
 	} else {
-		round_trip(&s);
+		fuzz_snap_round_trip(&s);
 	}
 	mt_snap_release(&s);
 }

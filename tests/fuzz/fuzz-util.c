@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers for the fuzz targets (see fuzz.h): in-memory file descriptors
- * for the readers that take an fd, reading back what a writer wrote, and
- * a snapshot's checksums made right again after a mutation.
+ * for the readers that take an fd, reading back what a writer wrote, a
+ * snapshot's checksums made right again after a mutation, and a
+ * snapshot's write-read-write round trip.
  */
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -89,4 +91,39 @@ fuzz_snap_fix_checksums(uint8_t *p, size_t n)
 		    XXH3_64bits(p + off, 16 + (size_t)len));
 		off += 16 + len + 8;
 	}
+}
+
+/* Write @s to a memfd and return the bytes. */
+static uint8_t *
+snap_bytes(const struct mt_snap *s, size_t *n)
+{
+	int fd = fuzz_memfd("", 0);
+	uint8_t *p;
+
+	FUZZ_CHECK(mt_snap_write_fd(s, fd) == 0);
+	p = fuzz_slurp(fd, n);
+	close(fd);
+	return p;
+}
+
+void
+fuzz_snap_round_trip(const struct mt_snap *s)
+{
+	struct mt_snap s2;
+	struct mt_snap_diag d;
+	uint8_t *a, *b;
+	size_t na, nb;
+
+	a = snap_bytes(s, &na);
+	mt_snap_init(&s2);
+	if (mt_snap_read_mem(&s2, a, na, &d) != 0) {
+		fprintf(stderr, "re-read failed at %llu: %s\n",
+		    (unsigned long long)d.off, d.msg);
+		abort();
+	}
+	b = snap_bytes(&s2, &nb);
+	FUZZ_CHECK(na == nb && memcmp(a, b, na) == 0);
+	mt_snap_release(&s2);
+	free(a);
+	free(b);
 }

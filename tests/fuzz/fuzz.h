@@ -41,4 +41,12 @@ uint8_t *fuzz_slurp(int fd, size_t *n);
  */
 void fuzz_snap_fix_checksums(uint8_t *p, size_t n);
 
+struct mt_snap;
+
+/*
+ * Write @s, read it back, write that again: the read must succeed and
+ * the two writes must be the same bytes, or it aborts.
+ */
+void fuzz_snap_round_trip(const struct mt_snap *s);
+
 #endif /* MT_FUZZ_H */

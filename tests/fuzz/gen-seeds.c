@@ -5,7 +5,7 @@
  * and chunk type is in the corpus from the start.
  *
  *   gen-seeds DIR	writes DIR/snap/, DIR/events/, DIR/sideband/,
- *			DIR/perfdata/
+ *			DIR/perfdata/, DIR/qjit/
  *
  * tests/helpers/fuzz adds the inputs the test suite has (tests/data/ files,
  * the committed seeds in tests/fuzz/seeds/, small ELF files) next to them.
@@ -335,6 +335,42 @@ gen_perfdata(int pipe)
 	close(fd);
 }
 
+/* One record of the qemu plugin's code log (struct mtq_code, x86-64). */
+static void
+qjit_rec(struct mt_wbuf *w, uint64_t addr, uint32_t len, uint64_t since,
+    uint8_t fill)
+{
+	uint32_t i;
+
+	mt_wbuf_u64le(w, addr);
+	mt_wbuf_u32le(w, len);
+	mt_wbuf_u32le(w, 0);
+	mt_wbuf_u64le(w, since);
+	for (i = 0; i < len; i++)
+		mt_wbuf_u8(w, (uint8_t)(fill + i));
+}
+
+/*
+ * Code logs of the qemu backend: blocks that overlap, touch and stand
+ * apart, of two times, and a last record cut short (being written).
+ */
+static void
+gen_qjit(void)
+{
+	struct mt_wbuf w;
+
+	mt_wbuf_init(&w);
+	qjit_rec(&w, 0x7f0000001000, 16, 0, 0x10);
+	qjit_rec(&w, 0x7f0000001008, 16, 0, 0x20);	/* overlaps */
+	qjit_rec(&w, 0x7f0000001018, 8, 0, 0x30);	/* touches */
+	qjit_rec(&w, 0x7f0000002000, 4, 0, 0x40);	/* apart */
+	qjit_rec(&w, 0x7f0000001000, 16, 500, 0x50);	/* a new version */
+	put_file("qjit", "versions.log", w.p, w.len);
+	qjit_rec(&w, 0x7f0000003000, 32, 900, 0x60);
+	put_file("qjit", "cut.log", w.p, w.len - 20);
+	mt_wbuf_release(&w);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -352,5 +388,6 @@ main(int argc, char **argv)
 	gen_sideband();
 	gen_perfdata(0);
 	gen_perfdata(1);
+	gen_qjit();
 	return 0;
 }
