@@ -727,13 +727,9 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 		next = 0;
 		if (w->term == WK_COND && d->pq != NULL) {
 			/* cfg_branch's query, without its switch */
-			rc = pq_tnt_fast(d->pq);
+			rc = pq_tnt_take(d->pq, &taken);
 			if (rc < 0)
 				rc = cfg_q(d, pq_cond_branch(d->pq, &taken));
-			else {
-				taken = rc;
-				rc = 0;
-			}
 			if (rc < 0) {
 				d->ip = w->term_ip;
 				return rc == -pte_eos ? rc : CFG_ABORT;

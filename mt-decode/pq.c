@@ -1,40 +1,134 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The query layer (pq.h).  Function by function it follows libipt
- * 2.0.5's pt_query_decoder.c (named in the comments) for the packets it
- * models: the same read-ahead (decode status packets up to the next TNT,
- * TIP or event packet), the same event queues (bound to PSBEND, TIP or
- * FUP, eight deep, and a standalone slot), the same position after each
- * call, so the offsets mt-decode reports and compares under -j are
- * libipt's.  Events carry no time: the layer refuses timing packets.
+ * The query layer (pq.h): PT packets to TNT bits, branch targets and
+ * events, as a state machine driven by one table of packet rules.
+ *
+ * What it must reproduce is what libipt 2.0.5's query decoder shows its
+ * caller (its results, status bits and offsets, which mt-decode writes
+ * and compares under -j); how it is built is mt's:
+ *
+ * - pq_lex() names the packet at the cursor from its first bytes;
+ * - rules[] says per packet kind which query it answers (a TNT or a TIP),
+ *   where waiting events are completed (at a TIP, FUP or PSBEND), whether
+ *   it always makes an event, and what it is inside PSB+;
+ * - events that wait for a later packet sit on one list, each with the
+ *   binder it waits for; at that packet pq_complete() takes the oldest
+ *   waiting there and fills in its IP through a table of IP fields;
+ * - pq_apply() is the one transition function (a packet's effect on
+ *   the state), pq_skip() applies packets until one that answers a
+ *   query, and pq_ask() serves all three queries from one loop, with
+ *   what each refuses in a table.
+ *
+ * The behaviour it holds to, observed from libipt's query API (and
+ * checked against it on every test trace: tests/mt-decode-cache.bats):
+ *
+ * - After every call the cursor stands at the next packet that answers
+ *   a query: a TNT, a TIP, a packet that always makes an event (TIP.PGE,
+ *   TIP.PGD, MODE, PIP, VMCS, CBR, OVF) or a TIP, FUP or PSBEND that
+ *   events wait for; the packets before it (PAD, PSB+, a FUP that starts
+ *   an asynchronous branch) are decoded on the way.  That offset is the
+ *   one reported.
+ * - One TNT packet's bits are held at a time; while any are, no event
+ *   or end is signalled.  The end is signalled when the cursor is at the
+ *   end of the buffer (or at a lone 0x02 byte there).
+ * - MODE.Exec waits for the next TIP, TIP.PGE or TIP.PGD; a FUP outside
+ *   PSB+ waits for the TIP (an asynchronous branch) or TIP.PGD (an
+ *   asynchronous disable); MODE.TSX waits for its FUP while tracing is
+ *   enabled, else it is an event at once; PIP waits for the TIP when an
+ *   asynchronous branch waits there, else it is an event at once; CBR is
+ *   an event at once.  Packets of PSB+ (MODE, PIP, VMCS, CBR) wait for
+ *   PSBEND and are status updates; a FUP there sets the IP.  At most six
+ *   events wait for each binder.
+ * - At a completing packet one waiting event is delivered per event
+ *   query, oldest first, the packet's IP put in it (a TIP.PGD gives no
+ *   IP to MODE, PIP or VMCS events, and turns an asynchronous branch into
+ *   an asynchronous disable); a TIP.PGE without events waiting is itself
+ *   the enable event, ahead of those.  The packet is passed once the
+ *   last waiting event went, if one of those (an asynchronous branch, an
+ *   overflow, a TSX event that did not abort, the enable) took the packet;
+ *   otherwise the packet stays to answer the branch query after it.  A
+ *   TIP.PGD without an asynchronous branch waiting disables tracing
+ *   unless another event took it.
+ * - OVF delivers PSB+ events still waiting, then clears everything and
+ *   looks ahead for the FUP where tracing resumes: the overflow waits
+ *   for that FUP, or is an event at once (no IP) when tracing resumes
+ *   disabled or the trace ends.
+ * - A PSB+ that fails to decode leaves the cursor at its PSB and drops
+ *   its events; a status packet cut off by the end puts the cursor at
+ *   the end.
+ *
+ * Events carry no time: timing packets are refused (PQ_ABORT), as are
+ * the other packets not modelled (pq.h).
  */
 #include <endian.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "pq.h"
 
-/* Packet kinds (libipt's decoder functions); 0 is "none fetched". */
+/* Packet kinds; PK_NONE: no packet could be named at the cursor. */
 enum {
 	PK_NONE = 0,
-	PK_PAD, PK_PSB, PK_PSBEND, PK_TIP, PK_TNT8, PK_TNT64, PK_PGE, PK_PGD,
-	PK_FUP, PK_MODE, PK_PIP, PK_VMCS, PK_CBR, PK_OVF,
+	PK_PAD, PK_PSB, PK_PSBEND, PK_OVF, PK_TNT8, PK_TNT64,
+	PK_TIP, PK_PGE, PK_PGD, PK_FUP, PK_MODE, PK_PIP, PK_VMCS, PK_CBR,
+	PK_NKINDS
 };
 
-/* Decoder function flags (pt_decoder_function.c's pdff_*). */
-#define F_TIP		1
-#define F_TNT		2
-#define F_EVENT		4
-#define F_PSBEND	8
-#define F_FUP		16
+/* What a packet answers. */
+enum { ANS_NONE, ANS_TNT, ANS_TIP };
 
-static const uint8_t pq_flags[] = {
-	[PK_TIP] = F_TIP, [PK_TNT8] = F_TNT, [PK_TNT64] = F_TNT,
-	[PK_PGE] = F_EVENT, [PK_PGD] = F_EVENT, [PK_FUP] = F_FUP,
-	[PK_MODE] = F_EVENT, [PK_PIP] = F_EVENT, [PK_VMCS] = F_EVENT,
-	[PK_CBR] = F_EVENT, [PK_OVF] = F_EVENT | F_PSBEND,
-	[PK_PSBEND] = F_PSBEND,
+/* What a packet is inside PSB+. */
+enum { IN_PSB_BAD, IN_PSB_PAD, IN_PSB_IP, IN_PSB_EVENT, IN_PSB_END };
+
+static const struct pq_rule {
+	uint8_t answers;	/* ANS_*: the branch query it answers */
+	int8_t completes;	/* PQ_AT_*: events waiting there, or -1 */
+	uint8_t event;		/* always an event packet */
+	uint8_t in_psb;		/* IN_PSB_* */
+} rules[PK_NKINDS] = {
+	[PK_NONE] =	{ ANS_NONE, -1, 0, IN_PSB_BAD },
+	[PK_PAD] =	{ ANS_NONE, -1, 0, IN_PSB_PAD },
+	[PK_PSB] =	{ ANS_NONE, -1, 0, IN_PSB_BAD },
+	[PK_PSBEND] =	{ ANS_NONE, PQ_AT_PSBEND, 0, IN_PSB_END },
+	[PK_OVF] =	{ ANS_NONE, -1, 1, IN_PSB_END },
+	[PK_TNT8] =	{ ANS_TNT, -1, 0, IN_PSB_BAD },
+	[PK_TNT64] =	{ ANS_TNT, -1, 0, IN_PSB_BAD },
+	[PK_TIP] =	{ ANS_TIP, PQ_AT_TIP, 0, IN_PSB_BAD },
+	[PK_PGE] =	{ ANS_NONE, PQ_AT_TIP, 1, IN_PSB_BAD },
+	[PK_PGD] =	{ ANS_NONE, PQ_AT_TIP, 1, IN_PSB_BAD },
+	[PK_FUP] =	{ ANS_NONE, PQ_AT_FUP, 0, IN_PSB_IP },
+	[PK_MODE] =	{ ANS_NONE, -1, 1, IN_PSB_EVENT },
+	[PK_PIP] =	{ ANS_NONE, -1, 1, IN_PSB_EVENT },
+	[PK_VMCS] =	{ ANS_NONE, -1, 1, IN_PSB_EVENT },
+	[PK_CBR] =	{ ANS_NONE, -1, 1, IN_PSB_EVENT },
 };
+
+/*
+ * Where a completing packet's IP goes, per event type (0: the type takes
+ * no IP there), and which types may wait at each binder.
+ */
+#define IPF(m)	(uint16_t)offsetof(struct pt_event, variant.m)
+static const uint16_t ip_field[] = {
+	[ptev_async_branch] = IPF(async_branch.to),
+	[ptev_async_paging] = IPF(async_paging.ip),
+	[ptev_async_vmcs] = IPF(async_vmcs.ip),
+	[ptev_exec_mode] = IPF(exec_mode.ip),
+	[ptev_tsx] = IPF(tsx.ip),
+	[ptev_overflow] = IPF(overflow.ip),
+};
+#undef IPF
+#define BIT(t)	(1u << (t))
+static const uint32_t may_wait[PQ_AT_N] = {
+	[PQ_AT_PSBEND] = BIT(ptev_async_paging) | BIT(ptev_exec_mode) |
+	    BIT(ptev_tsx) | BIT(ptev_async_vmcs) | BIT(ptev_cbr),
+	[PQ_AT_TIP] = BIT(ptev_async_branch) | BIT(ptev_async_paging) |
+	    BIT(ptev_async_vmcs) | BIT(ptev_exec_mode),
+	[PQ_AT_FUP] = BIT(ptev_overflow) | BIT(ptev_tsx),
+};
+/* Events that, taken at their packet, pass it (the rest leave it). */
+static const uint32_t takes_packet = BIT(ptev_async_branch) |
+    BIT(ptev_overflow);
+#undef BIT
 
 int
 pq_init(struct pq *q, const struct pt_config *cfg)
@@ -57,172 +151,118 @@ pq_fini(struct pq *q)
 	q->pkt = NULL;
 }
 
-/* pt_event_init on a queue slot or the standalone one. */
-static struct pt_event *
-pq_ev_init(struct pt_event *ev)
-{
-	memset(ev, 0, sizeof(*ev));
-	return ev;
-}
-
-static inline uint8_t
-pq_inc(uint8_t i)
-{
-	return (uint8_t)((i + 1) % PQ_EVQ_MAX);
-}
-
-/* pt_evq_enqueue */
-static struct pt_event *
-pq_enqueue(struct pq *q, int evb)
-{
-	uint8_t idx = q->qe[evb], end = pq_inc(idx);
-
-	if (q->qb[evb] == pq_inc(end))
-		return NULL;
-	q->qe[evb] = end;
-	return pq_ev_init(&q->queue[evb][idx]);
-}
-
-/* pt_evq_dequeue */
-static struct pt_event *
-pq_dequeue(struct pq *q, int evb)
-{
-	uint8_t b = q->qb[evb];
-
-	if (b == q->qe[evb])
-		return NULL;
-	q->qb[evb] = pq_inc(b);
-	return &q->queue[evb][b];
-}
-
-static inline int
-pq_pending(const struct pq *q, int evb)
-{
-	return q->qb[evb] != q->qe[evb];
-}
-
-/* pt_evq_find */
-static struct pt_event *
-pq_find(struct pq *q, int evb, enum pt_event_type t)
-{
-	uint8_t i;
-
-	for (i = q->qb[evb]; i != q->qe[evb]; i = pq_inc(i))
-		if (q->queue[evb][i].type == t)
-			return &q->queue[evb][i];
-	return NULL;
-}
-
-/* pt_qry_reset, but for the positions */
+/* The state a PSB or an OVF starts from: nothing known, nothing held. */
 static void
-pq_reset(struct pq *q)
+pq_clear(struct pq *q)
 {
 	q->enabled = 0;
-	q->consume_packet = 0;
-	q->event = NULL;
-	q->have_ip = q->suppressed = 0;
+	q->taken = 0;
+	q->made = 0;
+	q->ip_state = PQ_IP_NONE;
 	q->ip = 0;
 	q->tnt = q->index = 0;
-	memset(q->qb, 0, sizeof(q->qb));
-	memset(q->qe, 0, sizeof(q->qe));
+	q->nwait = 0;
+	memset(q->nwait_at, 0, sizeof(q->nwait_at));
 }
 
 /*
- * pt_df_fetch: the kind of the packet at q->pos into q->next; -pte_eos
- * at the end, -pte_bad_opc for an unknown opcode, PQ_ABORT for packets
+ * Name the packet at the cursor (q->next); -pte_eos at the end,
+ * -pte_bad_opc for an opcode PT does not have, PQ_ABORT for packets
  * not modelled.
  */
 static int
-pq_fetch(struct pq *q)
+pq_lex(struct pq *q)
 {
+	/* The second byte of 0x02 packets (0: not modelled, see below). */
+	static const uint8_t ext[256] = {
+		[0x82] = PK_PSB, [0x23] = PK_PSBEND, [0xa3] = PK_TNT64,
+		[0x43] = PK_PIP, [0xc8] = PK_VMCS, [0x03] = PK_CBR,
+		[0xf3] = PK_OVF,
+	};
+	/* IP packets by their low five bits. */
+	static const uint8_t ipk[32] = {
+		[0x0d] = PK_TIP, [0x1d] = PK_FUP, [0x11] = PK_PGE,
+		[0x01] = PK_PGD,
+	};
 	const uint8_t *p = q->pos;
 	size_t left = (size_t)(q->end - p);
-	uint8_t opc;
+	uint8_t b;
 
 	q->next = PK_NONE;
 	if (left == 0)
 		return -pte_eos;
-	opc = p[0];
-	if (opc == 0x00) {
+	b = p[0];
+	if (b == 0x00) {
 		q->next = PK_PAD;
-		return 0;
-	}
-	if (opc == 0x02) {
+	} else if (b == 0x02) {
 		if (left < 2)
 			return -pte_eos;
-		switch (p[1]) {
-		case 0x82: q->next = PK_PSB; break;
-		case 0x23: q->next = PK_PSBEND; break;
-		case 0xa3: q->next = PK_TNT64; break;
-		case 0x43: q->next = PK_PIP; break;
-		case 0xc8: q->next = PK_VMCS; break;
-		case 0x03: q->next = PK_CBR; break;
-		case 0xf3: q->next = PK_OVF; break;
-		case 0x73: case 0x83: case 0x62: case 0xe2: case 0xc2:
-		case 0x22: case 0xa2: case 0xc3:
-			return PQ_ABORT;	/* TMA, STOP, power, MNT */
-		default:
-			/* PTWRITE, else libipt's "unknown" (an error) */
+		q->next = ext[p[1]];
+		if (q->next == PK_NONE) {
+			/* TMA, STOP, power, MNT and PTWRITE are PT's: refused;
+			 * any other is no packet at all */
+			switch (p[1]) {
+			case 0x73: case 0x83: case 0x62: case 0xe2: case 0xc2:
+			case 0x22: case 0xa2: case 0xc3:
+				return PQ_ABORT;
+			}
 			return (p[1] & 0x1f) == 0x12 ? PQ_ABORT : -pte_bad_opc;
 		}
-		return 0;
-	}
-	if (opc == 0x99) {
+	} else if (b == 0x99) {
 		q->next = PK_MODE;
-		return 0;
-	}
-	if ((opc & 0x01) == 0x00) {
+	} else if ((b & 0x01) == 0x00) {
 		q->next = PK_TNT8;
-		return 0;
+	} else if (ipk[b & 0x1f] != PK_NONE) {
+		q->next = ipk[b & 0x1f];
+	} else {
+		/* CYC, TSC and MTC: timing, refused; else no packet */
+		return (b & 0x03) == 0x03 || b == 0x19 || b == 0x59 ?
+		    PQ_ABORT : -pte_bad_opc;
 	}
-	switch (opc & 0x1f) {
-	case 0x0d: q->next = PK_TIP; return 0;
-	case 0x1d: q->next = PK_FUP; return 0;
-	case 0x11: q->next = PK_PGE; return 0;
-	case 0x01: q->next = PK_PGD; return 0;
-	}
-	if ((opc & 0x03) == 0x03 || opc == 0x19 || opc == 0x59)
-		return PQ_ABORT;	/* CYC, TSC, MTC */
-	return -pte_bad_opc;
+	return 0;
 }
 
-/* pt_qry_will_event */
+/* Does the packet at the cursor make an event when applied now? */
 static inline int
-pq_will_event(const struct pq *q)
+pq_makes_event(const struct pq *q)
 {
-	uint8_t f = q->next < (int)sizeof(pq_flags) ? pq_flags[q->next] : 0;
+	const struct pq_rule *r = &rules[q->next];
 
-	if (f & F_EVENT)
-		return 1;
-	if (f & F_PSBEND)
-		return pq_pending(q, PQ_EVB_PSBEND);
-	if (f & F_TIP)
-		return pq_pending(q, PQ_EVB_TIP);
-	if (f & F_FUP)
-		return pq_pending(q, PQ_EVB_FUP);
-	return 0;
+	return r->event || (r->completes >= 0 && q->nwait_at[r->completes]);
+}
+
+/* Does it answer a query (the read-ahead stops there)? */
+static inline int
+pq_answers(const struct pq *q)
+{
+	return rules[q->next].answers != ANS_NONE || pq_makes_event(q);
+}
+
+/*
+ * The status once no TNT bits are held, kept for pq_tnt_take(): nothing
+ * it looks at changes until the next query.  Returns the status now.
+ */
+static int
+pq_settle(struct pq *q)
+{
+	int flags = 0;
+
+	if (pq_makes_event(q))
+		flags |= pts_event_pending;
+	if (q->next == PK_NONE && (q->pos == q->end ||
+	    (q->end - q->pos == 1 && q->pos[0] == 0x02)))
+		flags |= pts_eos;
+	q->st_end = flags;
+	return q->index != 0 ? 0 : flags;	/* bits held: nothing said */
 }
 
 int
 pq_status(struct pq *q)
 {
-	int flags = 0;
-
-	if (q->index == 0) {
-		if (pq_will_event(q))
-			flags |= pts_event_pending;
-		/* pt_qry_will_eos: nothing fetched, and the end is next */
-		if (q->next == PK_NONE && (q->pos == q->end ||
-		    (q->end - q->pos == 1 && q->pos[0] == 0x02)))
-			flags |= pts_eos;
-	}
-	return flags;
+	return pq_settle(q);
 }
 
-/*
- * A packet libipt decodes for us (the rare kinds) at q->pos: its size,
- * or libipt's error (-pte_eos: cut off by the end of the buffer).
- */
+/* The packet at the cursor through libipt's packet decoder: its size. */
 static int
 pq_read(struct pq *q, struct pt_packet *pk)
 {
@@ -234,13 +274,20 @@ pq_read(struct pq *q, struct pt_packet *pk)
 	return n == 0 ? -pte_internal : n;
 }
 
-/* pt_pkt_read_ip + pt_last_ip_update_ip: the size of the IP packet. */
+/*
+ * The IP packet at the cursor: the last IP updated by its compression
+ * (SDM "IP Compression"); returns the packet's size.  *@ipc its
+ * compression.
+ */
 static int
-pq_decode_ip(struct pq *q, int *ipc_out)
+pq_ip_packet(struct pq *q, int *ipc)
 {
-	static const int8_t sz[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+	static const int8_t bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+	static const uint64_t keep[8] = {
+		0, ~0xffffull, ~0xffffffffull, 0, ~0xffffffffffffull, 0, 0, 0,
+	};
 	const uint8_t *p = q->pos;
-	int ipc = (p[0] >> 5) & 7, n = sz[ipc], i;
+	int c = p[0] >> 5, n = bytes[c], i;
 	uint64_t v = 0;
 
 	if (n < 0)
@@ -248,65 +295,219 @@ pq_decode_ip(struct pq *q, int *ipc_out)
 	if (q->end - p < n + 1)
 		return -pte_eos;
 	if (q->end - p >= 9) {
-		/* the payload in one little-endian load, masked */
-		memcpy(&v, p + 1, 8);
+		memcpy(&v, p + 1, 8);	/* one load, then masked */
 		v = n == 8 ? le64toh(v) : le64toh(v) & ((1ull << (8 * n)) - 1);
 	} else {
 		for (i = n; i > 0; i--)
 			v = (v << 8) | p[i];
 	}
-	*ipc_out = ipc;
-	switch (ipc) {
-	case pt_ipc_suppressed:
-		q->suppressed = 1;
+	*ipc = c;
+	if (c == pt_ipc_suppressed) {
+		/* an IP known before is hidden; none known stays none */
+		if (q->ip_state != PQ_IP_NONE)
+			q->ip_state = PQ_IP_SUPPRESSED;
 		return 1;
-	case pt_ipc_update_16:
-		q->ip = (q->ip & ~0xffffull) | v;
-		break;
-	case pt_ipc_update_32:
-		q->ip = (q->ip & ~0xffffffffull) | v;
-		break;
-	case pt_ipc_update_48:
-		q->ip = (q->ip & ~0xffffffffffffull) | v;
-		break;
-	case pt_ipc_sext_48:
-		q->ip = (v & (1ull << 47)) ? v | 0xffff000000000000ull : v;
-		break;
-	default:
-		q->ip = v;
-		break;
 	}
-	q->have_ip = 1;
-	q->suppressed = 0;
+	if (c == pt_ipc_sext_48 && (v & (1ull << 47)))
+		v |= 0xffff000000000000ull;
+	q->ip = (q->ip & keep[c]) | v;
+	q->ip_state = PQ_IP_VALID;
 	return n + 1;
 }
 
-/* pt_last_ip_query */
-static int
-pq_last_ip(const struct pq *q, uint64_t *ip)
+/* The last IP; -pte_noip or -pte_ip_suppressed when there is none. */
+static inline int
+pq_ip(const struct pq *q, uint64_t *ip)
 {
-	if (!q->have_ip || q->suppressed) {
-		*ip = 0;
-		return q->have_ip ? -pte_ip_suppressed : -pte_noip;
+	if (q->ip_state == PQ_IP_VALID) {
+		*ip = q->ip;
+		return 0;
 	}
-	*ip = q->ip;
+	*ip = 0;
+	return q->ip_state == PQ_IP_NONE ? -pte_noip : -pte_ip_suppressed;
+}
+
+/* A new event at once (delivered by the query that applied the packet). */
+static struct pt_event *
+pq_now(struct pq *q, enum pt_event_type t)
+{
+	memset(&q->out, 0, sizeof(q->out));
+	q->out.type = t;
+	q->made = 1;
+	return &q->out;
+}
+
+/* A new event that waits at binder @at (NULL: six wait there already). */
+static struct pt_event *
+pq_wait(struct pq *q, int at, enum pt_event_type t)
+{
+	struct pq_waiting *w;
+
+	if (q->nwait_at[at] >= PQ_WAIT_EACH)
+		return NULL;
+	w = &q->wait[q->nwait++];
+	memset(&w->ev, 0, sizeof(w->ev));
+	w->ev.type = t;
+	w->at = (uint8_t)at;
+	q->nwait_at[at]++;
+	return &w->ev;
+}
+
+/* The oldest event waiting at @at, taken off the list into q->out. */
+static struct pt_event *
+pq_take(struct pq *q, int at)
+{
+	unsigned i;
+
+	for (i = 0; q->wait[i].at != at; i++)
+		;
+	q->out = q->wait[i].ev;
+	memmove(&q->wait[i], &q->wait[i + 1],
+	    (q->nwait - i - 1) * sizeof(q->wait[0]));
+	q->nwait--;
+	q->nwait_at[at]--;
+	q->made = 1;
+	return &q->out;
+}
+
+/* The first event of type @t waiting at @at, or NULL. */
+static const struct pt_event *
+pq_find(const struct pq *q, int at, enum pt_event_type t)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nwait; i++)
+		if (q->wait[i].at == at && q->wait[i].ev.type == t)
+			return &q->wait[i].ev;
+	return NULL;
+}
+
+/* Put the last IP into @ev's IP field, or mark it suppressed. */
+static void
+pq_fill_ip(const struct pq *q, struct pt_event *ev)
+{
+	uint64_t ip;
+
+	if (pq_ip(q, &ip) < 0)
+		ev->ip_suppressed = 1;
+	memcpy((char *)ev + ip_field[ev->type], &ip, sizeof(ip));
+}
+
+/*
+ * Deliver the oldest event waiting at the completing packet of binder
+ * @at (@size bytes, its IP already read), and pass the packet once the
+ * last went and one of them took it.  PQ_ABORT or -pte_bad_context for
+ * a type that cannot wait there.
+ */
+static int
+pq_complete(struct pq *q, int at, int size)
+{
+	struct pt_event *ev = pq_take(q, at);
+	uint64_t from, ip;
+
+	if (!(may_wait[at] & (1u << ev->type)))
+		return at == PQ_AT_FUP ? PQ_ABORT : -pte_bad_context;
+	if (q->next == PK_PGD) {
+		/* no IP for what waited but an asynchronous branch, which
+		 * becomes the disable; then tracing is off */
+		if (ev->type == ptev_async_branch) {
+			from = ev->variant.async_branch.from;
+			ev->type = ptev_async_disabled;
+			ev->variant.async_disabled.at = from;
+			if (pq_ip(q, &ip) < 0)
+				ev->ip_suppressed = 1;
+			ev->variant.async_disabled.ip = ip;
+		} else {
+			ev->ip_suppressed = 1;
+		}
+		if (q->nwait_at[at] == 0) {
+			q->enabled = 0;
+			q->pos += size;
+		}
+		return 0;
+	}
+	if (q->next == PK_PGE && ev->type != ptev_exec_mode)
+		return -pte_bad_context;
+	if (ev->type == ptev_overflow) {
+		if (pq_ip(q, &ev->variant.overflow.ip) < 0)
+			return -pte_noip;
+	} else if (ip_field[ev->type] != 0) {
+		pq_fill_ip(q, ev);
+	}
+	if (at == PQ_AT_PSBEND) {
+		/* PSBEND (or OVF) is passed by a later apply */
+		ev->status_update = 1;
+		return 0;
+	}
+	if ((1u << ev->type) & takes_packet ||
+	    (ev->type == ptev_tsx && !ev->variant.tsx.aborted))
+		q->taken = 1;
+	if (q->nwait_at[at] > 0 || !q->taken)
+		return 0;	/* more wait, or it answers the branch query */
+	q->taken = 0;
+	q->pos += size;
 	return 0;
 }
 
-/* pt_qry_event_ip */
-static void
-pq_event_ip(const struct pq *q, uint64_t *ip, struct pt_event *ev)
+/* An IP packet (TIP, TIP.PGE, TIP.PGD, FUP) at the cursor. */
+static int
+pq_apply_ip(struct pq *q)
 {
-	if (pq_last_ip(q, ip) < 0)
-		ev->ip_suppressed = 1;
+	struct pt_event *ev;
+	uint64_t ip;
+	int ipc, size = pq_ip_packet(q, &ipc);
+	int at = rules[q->next].completes;
+
+	if (size < 0)
+		return size;
+	if (q->next == PK_PGE && !q->taken) {
+		/* the enable, ahead of any MODE.Exec waiting */
+		ev = pq_now(q, ptev_enabled);
+		if (pq_ip(q, &ev->variant.enabled.ip) < 0)
+			return -pte_bad_packet;
+		q->tnt = q->index = 0;
+		q->taken = 1;
+		q->enabled = 1;
+		if (q->nwait_at[at] == 0) {
+			q->taken = 0;
+			q->pos += size;
+		}
+		return 0;
+	}
+	if (q->nwait_at[at] > 0)
+		return pq_complete(q, at, size);
+	switch (q->next) {
+	case PK_PGD:
+		ev = pq_now(q, ptev_disabled);
+		if (pq_ip(q, &ev->variant.disabled.ip) < 0)
+			ev->ip_suppressed = 1;
+		q->enabled = 0;
+		break;
+	case PK_FUP:
+		/* the source of an asynchronous branch: waits for the TIP */
+		if (pq_ip(q, &ip) < 0)
+			return -pte_noip;
+		ev = pq_wait(q, PQ_AT_TIP, ptev_async_branch);
+		if (ev == NULL)
+			return -pte_nomem;
+		ev->variant.async_branch.from = ip;
+		break;
+	case PK_PGE:
+		/* the enable taken, no MODE.Exec waiting (any more) */
+		return -pte_bad_context;
+	default:
+		break;		/* a TIP: the branch query's */
+	}
+	q->pos += size;
+	return 0;
 }
 
-/* The TNT packet at pos into the cache (pt_qry_decode_tnt_*). */
+/* The TNT packet at the cursor: its bits held, the first bit highest. */
 static int
-pq_decode_tnt(struct pq *q, int size)
+pq_apply_tnt(struct pq *q, int size)
 {
 	uint64_t v = 0;
-	int i, bits;
+	int i, n;
 
 	if (q->end - q->pos < size)
 		return -pte_eos;
@@ -317,283 +518,170 @@ pq_decode_tnt(struct pq *q, int size)
 			v = (v << 8) | q->pos[i];
 	}
 	if (v <= 1)
-		return -pte_bad_packet;
+		return -pte_bad_packet;	/* no stop bit */
 	if (q->index != 0)
 		return -pte_bad_context;
-	bits = 63 - __builtin_clzll(v);
-	q->tnt = v & ~(1ull << bits);
-	q->index = 1ull << (bits - 1);
+	n = 63 - __builtin_clzll(v);
+	q->tnt = v & ~(1ull << n);
+	q->index = 1ull << (n - 1);
 	q->pos += size;
 	return 0;
-}
-
-/* pt_qry_decode_tip and its event bindings (pt_qry_event_tip). */
-static int
-pq_decode_tip(struct pq *q)
-{
-	struct pt_event *ev;
-	int ipc, size = pq_decode_ip(q, &ipc);
-
-	if (size < 0)
-		return size;
-	ev = pq_dequeue(q, PQ_EVB_TIP);
-	if (ev != NULL) {
-		switch (ev->type) {
-		case ptev_async_branch:
-			q->consume_packet = 1;
-			pq_event_ip(q, &ev->variant.async_branch.to, ev);
-			break;
-		case ptev_async_paging:
-			pq_event_ip(q, &ev->variant.async_paging.ip, ev);
-			break;
-		case ptev_async_vmcs:
-			pq_event_ip(q, &ev->variant.async_vmcs.ip, ev);
-			break;
-		case ptev_exec_mode:
-			pq_event_ip(q, &ev->variant.exec_mode.ip, ev);
-			break;
-		default:
-			return -pte_bad_context;
-		}
-		q->event = ev;
-		if (pq_pending(q, PQ_EVB_TIP) || !q->consume_packet)
-			return 0;
-		q->consume_packet = 0;
-	}
-	q->pos += size;
-	return 0;
-}
-
-/* pt_qry_decode_tip_pge */
-static int
-pq_decode_pge(struct pq *q)
-{
-	struct pt_event *ev;
-	int ipc, size = pq_decode_ip(q, &ipc);
-
-	if (size < 0)
-		return size;
-	if (!q->consume_packet) {
-		ev = pq_ev_init(&q->standalone);
-		ev->type = ptev_enabled;
-		if (pq_last_ip(q, &ev->variant.enabled.ip) < 0)
-			return -pte_bad_packet;
-		q->tnt = q->index = 0;
-		q->consume_packet = 1;
-		q->enabled = 1;
-	} else {
-		ev = pq_dequeue(q, PQ_EVB_TIP);
-		if (ev == NULL || ev->type != ptev_exec_mode)
-			return -pte_bad_context;
-		pq_event_ip(q, &ev->variant.exec_mode.ip, ev);
-	}
-	q->event = ev;
-	if (pq_pending(q, PQ_EVB_TIP))
-		return 0;
-	q->consume_packet = 0;
-	q->pos += size;
-	return 0;
-}
-
-/* pt_qry_decode_tip_pgd */
-static int
-pq_decode_pgd(struct pq *q)
-{
-	struct pt_event *ev;
-	uint64_t at;
-	int ipc, size = pq_decode_ip(q, &ipc);
-
-	if (size < 0)
-		return size;
-	ev = pq_dequeue(q, PQ_EVB_TIP);
-	if (ev != NULL) {
-		switch (ev->type) {
-		case ptev_async_branch:
-			at = ev->variant.async_branch.from;
-			ev->type = ptev_async_disabled;
-			ev->variant.async_disabled.at = at;
-			pq_event_ip(q, &ev->variant.async_disabled.ip, ev);
-			break;
-		case ptev_async_paging:
-		case ptev_async_vmcs:
-		case ptev_exec_mode:
-			ev->ip_suppressed = 1;
-			break;
-		default:
-			return -pte_bad_context;
-		}
-	} else {
-		ev = pq_ev_init(&q->standalone);
-		ev->type = ptev_disabled;
-		pq_event_ip(q, &ev->variant.disabled.ip, ev);
-	}
-	q->event = ev;
-	if (pq_pending(q, PQ_EVB_TIP))
-		return 0;
-	q->enabled = 0;
-	q->pos += size;
-	return 0;
-}
-
-/* pt_qry_decode_fup and pt_qry_event_fup */
-static int
-pq_decode_fup(struct pq *q)
-{
-	struct pt_event *ev;
-	uint64_t ip;
-	int ipc, size = pq_decode_ip(q, &ipc);
-
-	if (size < 0)
-		return size;
-	ev = pq_dequeue(q, PQ_EVB_FUP);
-	if (ev != NULL) {
-		switch (ev->type) {
-		case ptev_overflow:
-			q->consume_packet = 1;
-			if (pq_last_ip(q, &ev->variant.overflow.ip) < 0)
-				return -pte_noip;
-			break;
-		case ptev_tsx:
-			if (!ev->variant.tsx.aborted)
-				q->consume_packet = 1;
-			pq_event_ip(q, &ev->variant.tsx.ip, ev);
-			break;
-		default:
-			return PQ_ABORT;
-		}
-		q->event = ev;
-		if (pq_pending(q, PQ_EVB_FUP) || !q->consume_packet)
-			return 0;
-		q->consume_packet = 0;
-	} else {
-		if (pq_last_ip(q, &ip) < 0)
-			return -pte_noip;
-		ev = pq_enqueue(q, PQ_EVB_TIP);
-		if (ev == NULL)
-			return -pte_nomem;
-		ev->type = ptev_async_branch;
-		ev->variant.async_branch.from = ip;
-	}
-	q->pos += size;
-	return 0;
-}
-
-/* pt_qry_decode_mode (exec: binds to TIP; tsx: to FUP, or standalone) */
-static int
-pq_decode_mode(struct pq *q)
-{
-	struct pt_packet pk;
-	struct pt_event *ev;
-	int n = pq_read(q, &pk);
-
-	if (n < 0)
-		return n;
-	if (pk.payload.mode.leaf == pt_mol_exec) {
-		ev = pq_enqueue(q, PQ_EVB_TIP);
-		if (ev == NULL)
-			return -pte_nomem;
-		ev->type = ptev_exec_mode;
-		ev->variant.exec_mode.mode =
-		    pt_get_exec_mode(&pk.payload.mode.bits.exec);
-	} else {
-		if (!q->enabled) {
-			ev = pq_ev_init(&q->standalone);
-			ev->ip_suppressed = 1;
-			q->event = ev;
-		} else if ((ev = pq_enqueue(q, PQ_EVB_FUP)) == NULL) {
-			return -pte_nomem;
-		}
-		ev->type = ptev_tsx;
-		ev->variant.tsx.speculative = pk.payload.mode.bits.tsx.intx;
-		ev->variant.tsx.aborted = pk.payload.mode.bits.tsx.abrt;
-	}
-	q->pos += n;
-	return 0;
-}
-
-/* pt_qry_decode_pip (standalone, or bound to an async branch's TIP) */
-static int
-pq_decode_pip(struct pq *q)
-{
-	struct pt_packet pk;
-	struct pt_event *ev;
-	int n = pq_read(q, &pk);
-
-	if (n < 0)
-		return n;
-	if (pq_find(q, PQ_EVB_TIP, ptev_async_branch) == NULL) {
-		ev = pq_ev_init(&q->standalone);
-		ev->type = ptev_paging;
-		ev->variant.paging.cr3 = pk.payload.pip.cr3;
-		ev->variant.paging.non_root = pk.payload.pip.nr;
-		q->event = ev;
-	} else {
-		ev = pq_enqueue(q, PQ_EVB_TIP);
-		if (ev == NULL)
-			return -pte_nomem;
-		ev->type = ptev_async_paging;
-		ev->variant.async_paging.cr3 = pk.payload.pip.cr3;
-		ev->variant.async_paging.non_root = pk.payload.pip.nr;
-	}
-	q->pos += n;
-	return 0;
-}
-
-/* pt_qry_decode_cbr: a standalone event */
-static int
-pq_decode_cbr(struct pq *q)
-{
-	struct pt_packet pk;
-	struct pt_event *ev;
-	int n = pq_read(q, &pk);
-
-	if (n < 0)
-		return n;
-	ev = pq_ev_init(&q->standalone);
-	ev->type = ptev_cbr;
-	ev->variant.cbr.ratio = pk.payload.cbr.ratio;
-	q->event = ev;
-	q->pos += n;
-	return 0;
-}
-
-/* pt_qry_process_pending_psb_events with pt_qry_event_psbend */
-static int
-pq_psb_events(struct pq *q)
-{
-	struct pt_event *ev = pq_dequeue(q, PQ_EVB_PSBEND);
-
-	if (ev == NULL)
-		return 0;
-	ev->status_update = 1;
-	switch (ev->type) {
-	case ptev_async_paging:
-		pq_event_ip(q, &ev->variant.async_paging.ip, ev);
-		break;
-	case ptev_exec_mode:
-		pq_event_ip(q, &ev->variant.exec_mode.ip, ev);
-		break;
-	case ptev_tsx:
-		pq_event_ip(q, &ev->variant.tsx.ip, ev);
-		break;
-	case ptev_async_vmcs:
-		pq_event_ip(q, &ev->variant.async_vmcs.ip, ev);
-		break;
-	case ptev_cbr:
-		break;
-	default:
-		return PQ_ABORT;
-	}
-	q->event = ev;
-	return 1;
 }
 
 /*
- * pt_pkt_find_ovf_fup through libipt's packet decoder: 1 with the FUP
- * that OVF binds to, 0 when tracing resumes disabled, else an error.
+ * The event a MODE, PIP, VMCS or CBR packet makes (its payload from
+ * @pk), waiting at @at, or now (@at < 0).  -pte_nomem when six wait.
  */
 static int
-pq_find_ovf_fup(struct pq *q)
+pq_packet_event(struct pq *q, const struct pt_packet *pk, int at)
+{
+	struct pt_event *ev;
+	enum pt_event_type t;
+
+	switch (pk->type) {
+	case ppt_mode:
+		t = pk->payload.mode.leaf == pt_mol_exec ? ptev_exec_mode :
+		    ptev_tsx;
+		break;
+	case ppt_pip:
+		t = at == PQ_AT_PSBEND || at == PQ_AT_TIP ?
+		    ptev_async_paging : ptev_paging;
+		break;
+	case ppt_vmcs:
+		t = ptev_async_vmcs;
+		break;
+	default:
+		t = ptev_cbr;
+		break;
+	}
+	ev = at < 0 ? pq_now(q, t) : pq_wait(q, at, t);
+	if (ev == NULL)
+		return -pte_nomem;
+	switch (t) {
+	case ptev_exec_mode:
+		ev->variant.exec_mode.mode =
+		    pt_get_exec_mode(&pk->payload.mode.bits.exec);
+		break;
+	case ptev_tsx:
+		ev->variant.tsx.speculative = pk->payload.mode.bits.tsx.intx;
+		ev->variant.tsx.aborted = pk->payload.mode.bits.tsx.abrt;
+		if (at < 0)
+			ev->ip_suppressed = 1;
+		break;
+	case ptev_paging:
+		ev->variant.paging.cr3 = pk->payload.pip.cr3;
+		ev->variant.paging.non_root = pk->payload.pip.nr;
+		break;
+	case ptev_async_paging:
+		ev->variant.async_paging.cr3 = pk->payload.pip.cr3;
+		ev->variant.async_paging.non_root = pk->payload.pip.nr;
+		break;
+	case ptev_async_vmcs:
+		ev->variant.async_vmcs.base = pk->payload.vmcs.base;
+		break;
+	default:
+		ev->variant.cbr.ratio = pk->payload.cbr.ratio;
+		break;
+	}
+	return 0;
+}
+
+/* MODE, PIP, CBR (and VMCS, refused) outside PSB+. */
+static int
+pq_apply_status(struct pq *q)
+{
+	struct pt_packet pk;
+	int at = -1, n;
+
+	if (q->next == PK_VMCS)
+		return PQ_ABORT;
+	n = pq_read(q, &pk);
+	if (n < 0)
+		return n;
+	if (q->next == PK_MODE && pk.payload.mode.leaf == pt_mol_exec)
+		at = PQ_AT_TIP;
+	else if (q->next == PK_MODE && q->enabled)
+		at = PQ_AT_FUP;
+	else if (q->next == PK_PIP &&
+	    pq_find(q, PQ_AT_TIP, ptev_async_branch) != NULL)
+		at = PQ_AT_TIP;
+	n = pq_packet_event(q, &pk, at) < 0 ? -pte_nomem : n;
+	if (n < 0)
+		return n;
+	q->pos += n;
+	return 0;
+}
+
+/*
+ * A PSB and its header up to PSBEND or OVF (not applied).  A header that
+ * does not decode leaves the cursor at the PSB, its events dropped.
+ */
+static int
+pq_apply_psb(struct pq *q)
+{
+	struct pt_packet pk;
+	const uint8_t *psb = q->pos;
+	unsigned i, j;
+	int rc, ipc;
+
+	rc = pq_read(q, &pk);
+	if (rc < 0)
+		return rc;
+	q->pos += rc;
+	q->ip_state = PQ_IP_NONE;
+	q->ip = 0;
+	for (;;) {
+		rc = pq_lex(q);
+		if (rc < 0)
+			break;
+		switch (rules[q->next].in_psb) {
+		case IN_PSB_END:
+			return 0;
+		case IN_PSB_PAD:
+			q->pos++;
+			continue;
+		case IN_PSB_IP:
+			rc = pq_ip_packet(q, &ipc);
+			if (rc < 0)
+				break;
+			if (ipc != pt_ipc_suppressed)
+				q->enabled = 1;
+			q->pos += rc;
+			continue;
+		case IN_PSB_EVENT:
+			rc = pq_read(q, &pk);
+			if (rc < 0)
+				break;
+			if (pq_packet_event(q, &pk, PQ_AT_PSBEND) < 0) {
+				rc = -pte_nomem;
+				break;
+			}
+			q->pos += rc;
+			continue;
+		default:
+			rc = -pte_bad_context;
+			break;
+		}
+		break;
+	}
+	/* back to the PSB, without the events of its header */
+	for (i = j = 0; i < q->nwait; i++)
+		if (q->wait[i].at != PQ_AT_PSBEND)
+			q->wait[j++] = q->wait[i];
+	q->nwait = j;
+	q->nwait_at[PQ_AT_PSBEND] = 0;
+	q->pos = psb;
+	q->next = PK_PSB;
+	return rc;
+}
+
+/*
+ * Where tracing resumes after an OVF at the cursor (already passed):
+ * 1 at a FUP, 0 disabled (a PSB, TIP.PGE, MODE, PIP or VMCS comes
+ * first), or an error (-pte_eos at the end).
+ */
+static int
+pq_ovf_resumes(struct pq *q)
 {
 	struct pt_packet pk;
 	int n;
@@ -628,242 +716,141 @@ pq_find_ovf_fup(struct pq *q)
 	}
 }
 
-/* pt_qry_decode_ovf (no errata) */
+/* An OVF at the cursor, PSB+ events delivered first. */
 static int
-pq_decode_ovf(struct pq *q)
+pq_apply_ovf(struct pq *q)
 {
 	struct pt_event *ev;
-	int rc = pq_psb_events(q);
+	int rc;
 
-	if (rc != 0)
-		return rc < 0 ? rc : 0;
-	pq_reset(q);
+	if (q->nwait_at[PQ_AT_PSBEND] > 0)
+		return pq_complete(q, PQ_AT_PSBEND, 0);
+	pq_clear(q);
 	q->pos += 2;
-	rc = pq_find_ovf_fup(q);
-	if (rc <= 0) {
-		if (rc < 0 && rc != -pte_eos)
-			return rc;
-		ev = pq_ev_init(&q->standalone);
-		ev->type = ptev_overflow;
-		ev->ip_suppressed = 1;
-		q->enabled = 0;
-		q->event = ev;
-		return 0;
-	}
-	ev = pq_enqueue(q, PQ_EVB_FUP);
-	if (ev == NULL)
-		return -pte_nomem;
-	ev->type = ptev_overflow;
-	q->enabled = 1;
-	return 0;
-}
-
-/* pt_qry_decode_psbend */
-static int
-pq_decode_psbend(struct pq *q)
-{
-	int rc = pq_psb_events(q);
-
-	if (rc != 0)
-		return rc < 0 ? rc : 0;
-	q->pos += 2;
-	return 0;
-}
-
-/* The header form of a packet inside PSB+ (pt_qry_header_*). */
-static int
-pq_header(struct pq *q)
-{
-	struct pt_packet pk;
-	struct pt_event *ev;
-	int n, ipc;
-
-	if (q->next == PK_PAD) {
-		q->pos++;
-		return 0;
-	}
-	if (q->next == PK_FUP) {
-		n = pq_decode_ip(q, &ipc);
-		if (n < 0)
-			return n;
-		if (ipc != pt_ipc_suppressed)
-			q->enabled = 1;
-		q->pos += n;
-		return 0;
-	}
-	if (q->next != PK_MODE && q->next != PK_PIP && q->next != PK_VMCS &&
-	    q->next != PK_CBR)
-		return -pte_bad_context;	/* not a header packet */
-	n = pq_read(q, &pk);
-	if (n < 0)
-		return n;
-	ev = pq_enqueue(q, PQ_EVB_PSBEND);
-	if (ev == NULL)
-		return -pte_nomem;
-	switch (pk.type) {
-	case ppt_mode:
-		if (pk.payload.mode.leaf == pt_mol_exec) {
-			ev->type = ptev_exec_mode;
-			ev->variant.exec_mode.mode =
-			    pt_get_exec_mode(&pk.payload.mode.bits.exec);
-		} else {
-			ev->type = ptev_tsx;
-			ev->variant.tsx.speculative =
-			    pk.payload.mode.bits.tsx.intx;
-			ev->variant.tsx.aborted = pk.payload.mode.bits.tsx.abrt;
-		}
-		break;
-	case ppt_pip:
-		ev->type = ptev_async_paging;
-		ev->variant.async_paging.cr3 = pk.payload.pip.cr3;
-		ev->variant.async_paging.non_root = pk.payload.pip.nr;
-		break;
-	case ppt_vmcs:
-		ev->type = ptev_async_vmcs;
-		ev->variant.async_vmcs.base = pk.payload.vmcs.base;
-		break;
-	default:
-		ev->type = ptev_cbr;
-		ev->variant.cbr.ratio = pk.payload.cbr.ratio;
-		break;
-	}
-	q->pos += n;
-	return 0;
-}
-
-/* pt_qry_decode_psb with pt_qry_read_psb_header: stops at PSBEND. */
-static int
-pq_decode_psb(struct pq *q)
-{
-	struct pt_packet pk;
-	const uint8_t *psb = q->pos;
-	int rc = pq_read(q, &pk);
-
-	if (rc < 0)
+	rc = pq_ovf_resumes(q);
+	if (rc < 0 && rc != -pte_eos)
 		return rc;
-	q->pos += rc;
-	q->have_ip = q->suppressed = 0;
-	q->ip = 0;
-	for (;;) {
-		while (q->pos < q->end && q->pos[0] == 0x00)
-			q->pos++;	/* PADs */
-		rc = pq_fetch(q);
-		if (rc == 0 && (q->next == PK_PSBEND || q->next == PK_OVF))
-			return 0;
-		if (rc == 0)
-			rc = pq_header(q);
-		if (rc < 0) {
-			/* back to the PSB, without its events */
-			q->pos = psb;
-			q->qb[PQ_EVB_PSBEND] = q->qe[PQ_EVB_PSBEND] = 0;
-			q->next = PK_PSB;
-			return rc;
-		}
+	if (rc == 1) {
+		if (pq_wait(q, PQ_AT_FUP, ptev_overflow) == NULL)
+			return -pte_nomem;
+		q->enabled = 1;
+		return 0;
 	}
+	ev = pq_now(q, ptev_overflow);
+	ev->ip_suppressed = 1;
+	return 0;
 }
 
-/* The packet at pos in its decode form (dfun->decode). */
+/* The transition: apply the packet at the cursor (q->next). */
 static int
-pq_decode(struct pq *q)
+pq_apply(struct pq *q)
 {
 	switch (q->next) {
 	case PK_PAD:
 		q->pos++;
 		return 0;
-	case PK_PSB: return pq_decode_psb(q);
-	case PK_PSBEND: return pq_decode_psbend(q);
-	case PK_TIP: return pq_decode_tip(q);
-	case PK_TNT8: return pq_decode_tnt(q, 1);
-	case PK_TNT64: return pq_decode_tnt(q, 8);
-	case PK_PGE: return pq_decode_pge(q);
-	case PK_PGD: return pq_decode_pgd(q);
-	case PK_FUP: return pq_decode_fup(q);
-	case PK_MODE: return pq_decode_mode(q);
-	case PK_PIP: return pq_decode_pip(q);
-	case PK_CBR: return pq_decode_cbr(q);
-	case PK_OVF: return pq_decode_ovf(q);
-	default: return PQ_ABORT;	/* VMCS outside PSB+ */
-	}
-}
-
-/* pt_qry_read_ahead (a cut-off status packet is refused, not skipped) */
-static int
-pq_read_ahead(struct pq *q)
-{
-	int rc;
-
-	for (;;) {
-		/* PADs are decoded here one by one, to the same end */
-		while (q->pos < q->end && q->pos[0] == 0x00)
-			q->pos++;
-		rc = pq_fetch(q);
-		if (rc < 0)
-			return rc;
-		if (pq_flags[q->next] & (F_TIP | F_TNT))
-			return 0;
-		if (pq_will_event(q))
-			return 0;
-		rc = pq_decode(q);
-		if (rc < 0) {
-			if (rc == -pte_eos) {
-				/* a status packet cut off at the end */
-				q->pos = q->end;
-				q->next = PK_NONE;
-			}
-			return rc;
-		}
+	case PK_PSB:
+		return pq_apply_psb(q);
+	case PK_PSBEND:
+		if (q->nwait_at[PQ_AT_PSBEND] > 0)
+			return pq_complete(q, PQ_AT_PSBEND, 2);
+		q->pos += 2;
+		return 0;
+	case PK_OVF:
+		return pq_apply_ovf(q);
+	case PK_TNT8:
+		return pq_apply_tnt(q, 1);
+	case PK_TNT64:
+		return pq_apply_tnt(q, 8);
+	case PK_TIP:
+	case PK_PGE:
+	case PK_PGD:
+	case PK_FUP:
+		return pq_apply_ip(q);
+	case PK_MODE:
+	case PK_PIP:
+	case PK_VMCS:
+	case PK_CBR:
+		return pq_apply_status(q);
+	default:
+		return -pte_internal;
 	}
 }
 
 /*
- * pt_qry_read_ahead, the common case first: PADs, then a TNT-8 or a TIP
- * (where the read-ahead stops whatever the events queued).
+ * Apply packets until one that answers a query (left at the cursor).  A
+ * status packet cut off by the end puts the cursor at the end.
  */
+static int
+pq_skip(struct pq *q)
+{
+	int rc;
+
+	for (;;) {
+		while (q->pos < q->end && q->pos[0] == 0x00)
+			q->pos++;	/* PADs */
+		rc = pq_lex(q);
+		if (rc < 0)
+			return rc;
+		if (pq_answers(q))
+			return 0;
+		rc = pq_apply(q);
+		if (rc == -pte_eos) {
+			q->pos = q->end;
+			q->next = PK_NONE;
+		}
+		if (rc < 0)
+			return rc;
+	}
+}
+
+/* pq_skip, a TNT-8 or a TIP (which answer whatever waits) seen first. */
 static inline int
-pq_ahead(struct pq *q)
+pq_skip_fast(struct pq *q)
 {
 	const uint8_t *p = q->pos;
-	uint8_t opc;
+	uint8_t b;
 
 	while (p < q->end && p[0] == 0x00)
 		p++;
 	q->pos = p;
 	if (p < q->end) {
-		opc = p[0];
-		if ((opc & 0x01) == 0x00 && opc != 0x02) {
+		b = p[0];
+		if ((b & 0x01) == 0x00 && b != 0x02) {
 			q->next = PK_TNT8;
 			return 0;
 		}
-		if ((opc & 0x1f) == 0x0d) {
+		if ((b & 0x1f) == 0x0d) {
 			q->next = PK_TIP;
 			return 0;
 		}
 	}
-	return pq_read_ahead(q);
+	return pq_skip(q);
 }
 
-/* pt_qry_start on the PSB at @pos */
+/* At a PSB at @pos: its header, the skip, the status and *@ip. */
 static int
 pq_start(struct pq *q, const uint8_t *pos, uint64_t *ip)
 {
 	int rc, st, have;
 
-	pq_reset(q);
+	pq_clear(q);
 	q->sync = q->pos = pos;
-	rc = pq_fetch(q);
+	rc = pq_lex(q);
 	if (rc < 0)
 		return rc;
 	if (q->next != PK_PSB)
 		return -pte_nosync;
-	rc = pq_decode_psb(q);
+	rc = pq_apply_psb(q);
 	if (rc < 0)
 		return rc;
-	have = pq_last_ip(q, ip) == 0;
-	rc = pq_read_ahead(q);
+	/* the IP of the PSB+, before the skip could pass another one */
+	have = pq_ip(q, ip) == 0;
+	rc = pq_skip(q);
 	if (rc < 0)
 		return rc;
-	st = pq_status(q);
-	if (!have && pq_last_ip(q, ip) < 0)
+	st = pq_settle(q);
+	if (!have && pq_ip(q, ip) < 0)
 		st |= pts_ip_suppressed;
 	return st;
 }
@@ -897,54 +884,55 @@ pq_sync_set(struct pq *q, uint64_t *ip, uint64_t off)
 	return pq_start(q, q->begin + off, ip);
 }
 
-/* After a query: read ahead (the end is no error), then the status. */
+/* What a query wants. */
+enum { Q_TNT, Q_TIP, Q_EVENT };
+
+/*
+ * Serve query @want: apply packets from the cursor until the one that
+ * answers it, then skip to the next.  A packet that answers another
+ * query is -pte_bad_query; an event made on the way of a branch query
+ * is -pte_event_ignored.  Returns 0 or an error, the status computed by
+ * the caller.
+ */
 static int
-pq_done(struct pq *q, int flags)
+pq_ask(struct pq *q, int want, struct pt_event *ev, int *ipst, uint64_t *ip)
 {
-	int rc = pq_ahead(q);
-
-	if (rc < 0 && rc != -pte_eos)
-		return rc;
-	return flags | pq_status(q);
-}
-
-/* pt_qry_provoke_fetch_error */
-static int
-pq_fetch_error(struct pq *q)
-{
-	int rc = pq_fetch(q);
-
-	return rc < 0 ? rc : PQ_ABORT;
-}
-
-/* pt_qry_cache_tnt */
-static int
-pq_cache_tnt(struct pq *q)
-{
-	int rc, f;
+	int rc, ans, evt;
 
 	for (;;) {
-		if (q->next == PK_NONE)
-			return pq_fetch_error(q);
-		if (pq_will_event(q))
+		if (q->next == PK_NONE) {
+			/* the same error again (the end: -pte_eos) */
+			rc = pq_lex(q);
+			return rc < 0 ? rc : PQ_ABORT;
+		}
+		ans = rules[q->next].answers;
+		evt = pq_makes_event(q);
+		if (want == Q_EVENT ? ans != ANS_NONE && !evt :
+		    evt || (want == Q_TNT && ans == ANS_TIP) ||
+		    (want == Q_TIP && ans == ANS_TNT && q->index != 0))
 			return -pte_bad_query;
-		f = pq_flags[q->next];
-		if (f & F_TIP)
-			return -pte_bad_query;
-		q->event = NULL;
-		rc = pq_decode(q);
+		q->made = 0;
+		rc = pq_apply(q);
 		if (rc < 0)
 			return rc;
-		if (q->event != NULL)
-			return -pte_event_ignored;
-		if (f & F_TNT)
+		if (q->made) {
+			if (want != Q_EVENT)
+				return -pte_event_ignored;
+			*ev = q->out;
 			break;
-		rc = pq_read_ahead(q);
+		}
+		if (want == Q_TNT && ans == ANS_TNT)
+			break;
+		if (want == Q_TIP && ans == ANS_TIP) {
+			*ipst = pq_ip(q, ip);	/* before the skip moves on */
+			break;
+		}
+		rc = pq_skip(q);
 		if (rc < 0)
 			return rc;
 	}
-	rc = pq_ahead(q);
-	return rc < 0 && rc != -pte_eos ? rc : 0;
+	rc = pq_skip_fast(q);
+	return rc == -pte_eos ? 0 : rc;
 }
 
 int
@@ -953,93 +941,56 @@ pq_cond_branch(struct pq *q, int *taken)
 	int rc;
 
 	if (q->index == 0) {
-		/* pt_qry_cache_tnt at a TNT-8: decode it, read ahead */
 		if (q->next == PK_TNT8) {
-			rc = pq_decode_tnt(q, 1);
+			/* the common case: a TNT-8 at the cursor */
+			rc = pq_apply_tnt(q, 1);
 			if (rc == 0)
-				rc = pq_ahead(q);
+				rc = pq_skip_fast(q);
 			if (rc == -pte_eos)
 				rc = 0;
 		} else {
-			rc = pq_cache_tnt(q);
+			rc = pq_ask(q, Q_TNT, NULL, NULL, NULL);
 		}
 		if (rc < 0)
 			return rc;
 	}
-	if (q->index == 0)
-		return PQ_ABORT;
-	*taken = (q->tnt & q->index) != 0;
-	q->index >>= 1;
-	return pq_status(q);
+	pq_settle(q);
+	rc = pq_tnt_take(q, taken);
+	return rc < 0 ? PQ_ABORT : rc;
 }
 
 int
 pq_indirect_branch(struct pq *q, uint64_t *ip)
 {
-	int rc, f, flags = 0;
+	int rc, ipc, ipst = 0;
 
-	/* The common case: a TIP of no event. */
-	if (q->next == PK_TIP && !pq_pending(q, PQ_EVB_TIP)) {
-		rc = pq_decode_ip(q, &f);
+	if (q->next == PK_TIP && q->nwait_at[PQ_AT_TIP] == 0) {
+		/* the common case: a TIP no event waits for */
+		rc = pq_ip_packet(q, &ipc);
 		if (rc < 0)
 			return rc;
 		q->pos += rc;
-		if (pq_last_ip(q, ip) < 0)
-			flags |= pts_ip_suppressed;
-		return pq_done(q, flags);
-	}
-	for (;;) {
-		if (q->next == PK_NONE)
-			return pq_fetch_error(q);
-		if (pq_will_event(q))
-			return -pte_bad_query;
-		f = pq_flags[q->next];
-		if ((f & F_TNT) && q->index != 0)
-			return -pte_bad_query;
-		q->event = NULL;
-		rc = pq_decode(q);
-		if (rc < 0)
+		ipst = pq_ip(q, ip);
+		rc = pq_skip_fast(q);
+		if (rc < 0 && rc != -pte_eos)
 			return rc;
-		if (q->event != NULL)
-			return -pte_event_ignored;
-		if (f & F_TIP) {
-			if (pq_last_ip(q, ip) < 0)
-				flags |= pts_ip_suppressed;
-			break;
-		}
-		rc = pq_read_ahead(q);
+	} else {
+		rc = pq_ask(q, Q_TIP, NULL, &ipst, ip);
 		if (rc < 0)
 			return rc;
 	}
-	return pq_done(q, flags);
+	return (ipst < 0 ? pts_ip_suppressed : 0) | pq_settle(q);
 }
 
 int
 pq_event(struct pq *q, struct pt_event *ev)
 {
-	int rc, f;
+	int rc;
 
 	if (q->index != 0)
 		return -pte_bad_query;
-	for (;;) {
-		if (q->next == PK_NONE)
-			return pq_fetch_error(q);
-		f = pq_flags[q->next];
-		if ((f & (F_TIP | F_TNT)) && !pq_will_event(q))
-			return -pte_bad_query;
-		q->event = NULL;
-		rc = pq_decode(q);
-		if (rc < 0)
-			return rc;
-		if (q->event != NULL) {
-			*ev = *q->event;
-			break;
-		}
-		rc = pq_read_ahead(q);
-		if (rc < 0)
-			return rc;
-	}
-	return pq_done(q, 0);
+	rc = pq_ask(q, Q_EVENT, ev, NULL, NULL);
+	return rc < 0 ? rc : pq_settle(q);
 }
 
 int

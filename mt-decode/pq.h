@@ -3,8 +3,8 @@
  * mt's own query layer over PT packets, for the cached decoder (cfg.h):
  * the calls of libipt's query decoder that cfg.c makes (sync, conditional
  * and indirect branch, event, offsets), with the same results, status
- * bits and offsets as libipt 2.0.5's pt_query_decoder.c, for the packets
- * of user-space traces without timing packets.  The TNT bits are kept in
+ * bits and offsets as libipt 2.0.5's query decoder (pt_qry_*) returns,
+ * for the packets of user-space traces without timing packets.  The TNT bits are kept in
  * a word that the cached decoder reads many at a time (pq_tnt_*), where
  * libipt answers one query per bit.
  *
@@ -28,25 +28,37 @@
 /* The layer cannot answer: use libipt's query decoder. */
 #define PQ_ABORT	(-100001)
 
-enum pq_evb { PQ_EVB_PSBEND, PQ_EVB_TIP, PQ_EVB_FUP, PQ_EVB_MAX };
-#define PQ_EVQ_MAX	8	/* libipt's evq_max */
+/* Where an event waits: the packet that completes it. */
+enum { PQ_AT_PSBEND, PQ_AT_TIP, PQ_AT_FUP, PQ_AT_N };
+/* Events waiting per binder, at most (a seventh is libipt's -pte_nomem). */
+#define PQ_WAIT_EACH	6
+/* What is known of the last IP. */
+enum { PQ_IP_NONE, PQ_IP_SUPPRESSED, PQ_IP_VALID };
+
+struct pq_waiting {
+	struct pt_event ev;		/* its IP filled in at the packet */
+	uint8_t at;			/* PQ_AT_*: the packet it waits for */
+};
 
 struct pq {
 	const uint8_t *begin, *end;	/* the buffer */
-	const uint8_t *pos;		/* next packet (libipt's pos) */
+	const uint8_t *pos;		/* the cursor: the next packet */
 	const uint8_t *sync;		/* the PSB synced to */
 	int next;			/* kind of the packet at pos (pq.c),
-					 * 0: none fetched (libipt's NULL) */
-	uint64_t tnt;			/* TNT cache: bits, */
-	uint64_t index;			/* the next one's mask (0: empty) */
-	uint64_t ip;			/* last IP, */
-	int have_ip, suppressed;	/* as struct pt_last_ip */
-	int enabled;
-	int consume_packet;
-	struct pt_event *event;		/* the event the last decode made */
-	struct pt_event standalone;
-	struct pt_event queue[PQ_EVB_MAX][PQ_EVQ_MAX];
-	uint8_t qb[PQ_EVB_MAX], qe[PQ_EVB_MAX];
+					 * 0: none named */
+	uint64_t tnt;			/* TNT bits held, */
+	uint64_t index;			/* the next one's mask (0: none) */
+	uint64_t ip;			/* last IP (valid: ip_state) */
+	int ip_state;			/* PQ_IP_* */
+	int enabled;			/* tracing enabled */
+	int taken;			/* the completing packet at pos was
+					 * taken by an event delivered there */
+	int made;			/* the last apply made out */
+	int st_end;			/* the status once no bits are held */
+	struct pt_event out;		/* the event made */
+	struct pq_waiting wait[PQ_AT_N * PQ_WAIT_EACH];	/* waiting events, oldest first */
+	uint8_t nwait;			/* entries of wait */
+	uint8_t nwait_at[PQ_AT_N];	/* of those, per binder */
 	struct pt_packet_decoder *pkt;	/* libipt's, for the rare packets */
 };
 
@@ -71,21 +83,19 @@ int pq_get_sync_offset(const struct pq *q, uint64_t *off);
 int pq_status(struct pq *q);
 
 /*
- * Take the next TNT bit without a query when that is all a query would
- * do: bits are cached and more remain after this one (the last bit's
- * query reads ahead and computes status).  1 taken, 0 not, -1: ask
+ * Take the next TNT bit without a query (@taken 1 or 0) while bits are
+ * held, and return the status a query would (pts_*: once the last is
+ * taken, what comes after it); -1 when none are held: ask
  * pq_cond_branch.
  */
 static inline int
-pq_tnt_fast(struct pq *q)
+pq_tnt_take(struct pq *q, int *taken)
 {
-	int taken;
-
-	if (q->index <= 1)
+	if (q->index == 0)
 		return -1;
-	taken = (q->tnt & q->index) != 0;
+	*taken = (q->tnt & q->index) != 0;
 	q->index >>= 1;
-	return taken;
+	return q->index != 0 ? 0 : q->st_end;
 }
 
 #endif /* MT_DECODE_PQ_H */
