@@ -562,7 +562,8 @@ static inline void dec_loop_reset(struct dec_buf *b);
  * A block of exactly walk @w, its branch last (cfg_run): what dec_block
  * does with such a block, without looking the walk up again.
  */
-static void
+/* inlined where cfg_run (inlined here too) calls it, once per walk */
+static inline __attribute__((always_inline)) void
 dec_walk(void *arg, const struct walk *w)
 {
 	struct dec_buf *b = arg;
