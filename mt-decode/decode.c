@@ -1398,11 +1398,17 @@ dec_view_image(void *arg, uint32_t pid, uint64_t time, uint64_t *next)
 	return image_view_image_at(arg, pid, time, next);
 }
 
+static int dec_cfg_cut(struct dec_run *c, const struct mt_snap_aux *a,
+    const struct dec_unit *u, struct dec_unit_res *res, struct mt_evw *w,
+    int fd, struct decode_stats *st, size_t nseen);
+
 /*
  * Buffer @a through the cached decoder (cfg.h) into a temporary file,
  * copied to the output when it decoded all of it; when it could not
  * (CFG_ABORT), the file and the counters of the attempt are dropped and
- * libipt's block decoder decodes the buffer.
+ * libipt's block decoder decodes the buffer.  An output file no one sees
+ * before the end (-o: renamed when complete) takes the stream directly
+ * and is cut back instead: no copy through the kernel twice.
  */
 static int
 dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
@@ -1415,6 +1421,9 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 	ssize_t n;
 	int fd, rc;
 
+	if (r->o->out_private && r->o->out_fd >= 0)
+		return dec_cfg_cut(r, a, NULL, NULL, out, r->o->out_fd, r->st,
+		    nseen);
 	fd = par_tmpfile();
 	if (fd < 0)
 		return -MT_E_IO;
@@ -1486,34 +1495,35 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 }
 
 /*
- * Unit @u of a -j N worker through the cached decoder (cfg.h), into the
- * unit's temporary file; when it gives the unit back, what it wrote is
- * cut off the file and libipt's block decoder decodes the unit.
+ * Buffer @a (unit @u of a -j N worker, or NULL) through the cached
+ * decoder (cfg.h) straight into @w, whose file @fd no one reads before
+ * the end; when it gives the buffer back, what it wrote is cut off the
+ * file and libipt's block decoder decodes the buffer.
  */
 static int
-dec_cfg_unit(struct dec_run *c, const struct dec_unit *u,
-    struct dec_unit_res *res, struct mt_evw *w, struct decode_stats *st,
-    size_t nseen)
+dec_cfg_cut(struct dec_run *c, const struct mt_snap_aux *a,
+    const struct dec_unit *u, struct dec_unit_res *res, struct mt_evw *w,
+    int fd, struct decode_stats *st, size_t nseen)
 {
 	struct decode_stats saved = *st;
 	uint64_t pqr;
 	off_t start;
 	int rc;
 
-	if (mt_evw_flush(w) < 0 || (start = lseek(u->fd, 0, SEEK_CUR)) < 0)
+	if (mt_evw_flush(w) < 0 || (start = lseek(fd, 0, SEEK_CUR)) < 0)
 		return -MT_E_IO;
 	c->cfg = 2;
-	rc = dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
+	rc = dec_buffer(c, a, u, res, NULL);
 	if (rc == CFG_ABORT && c->cfg_pq) {
 		/* mt's query layer refused it: libipt's */
 		*st = saved;
 		c->nseen = nseen;
 		st->cfg_pq_refused++;
-		if (mt_evw_flush(w) < 0 || ftruncate(u->fd, start) < 0 ||
-		    lseek(u->fd, start, SEEK_SET) < 0)
+		if (mt_evw_flush(w) < 0 || ftruncate(fd, start) < 0 ||
+		    lseek(fd, start, SEEK_SET) < 0)
 			return -MT_E_IO;
 		c->cfg = 1;
-		rc = dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
+		rc = dec_buffer(c, a, u, res, NULL);
 	}
 	c->cfg = 0;
 	if (rc != CFG_ABORT) {
@@ -1528,10 +1538,20 @@ dec_cfg_unit(struct dec_run *c, const struct dec_unit *u,
 	st->cfg_pq_refused += pqr;
 	if (c->cfg_full)
 		st->cfg_full++;
-	if (mt_evw_flush(w) < 0 || ftruncate(u->fd, start) < 0 ||
-	    lseek(u->fd, start, SEEK_SET) < 0)
+	if (mt_evw_flush(w) < 0 || ftruncate(fd, start) < 0 ||
+	    lseek(fd, start, SEEK_SET) < 0)
 		return -MT_E_IO;
-	return dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
+	return dec_buffer(c, a, u, res, NULL);
+}
+
+/* Unit @u of a -j N worker into the unit's temporary file (dec_cfg_cut). */
+static int
+dec_cfg_unit(struct dec_run *c, const struct dec_unit *u,
+    struct dec_unit_res *res, struct mt_evw *w, struct decode_stats *st,
+    size_t nseen)
+{
+	return dec_cfg_cut(c, &c->s->aux[u->buf], u, res, w, u->fd, st,
+	    nseen);
 }
 
 /*

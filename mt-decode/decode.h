@@ -33,6 +33,9 @@ struct decode_opts {
 				 * decode_run uses fewer on little work */
 	int no_cache;		/* --no-cache: libipt's block decoder only */
 	int out_fd;		/* the output's fd, written directly under -j */
+	int out_private;	/* out_fd is a file no one reads before the
+				 * end (renamed when complete): a stream
+				 * written there may be cut back */
 	struct decode_progress *progress;	/* NULL: no progress lines */
 };
 

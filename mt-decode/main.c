@@ -160,6 +160,7 @@ run(struct main_opts *o, struct mt_snap *s)
 		o->d.progress = &prog;
 	}
 	o->d.out_fd = of.fd;	/* -j writes the buffers' streams here */
+	o->d.out_private = of.tmp != NULL;
 	rc = mt_evw_new(&w, of.fd);
 	if (rc >= 0)
 		rc = decode_run(&o->d, s, w, &st, &d);
