@@ -116,6 +116,7 @@ struct mt_cap_opts {
 	enum mt_cap_backend_kind backend;	/* --backend */
 	const char *sysfs_root;	/* "" or $MT_SYSFS_ROOT: prefix of /sys */
 	int quiet;		/* -q: no progress messages */
+	int verbose;		/* -v: say which mechanisms were used */
 	/* Options only the emulate backend reads (issue 7). */
 	const char *start_at;	/* --start-at SYMBOL, or NULL */
 	const char *ground_truth;	/* --ground-truth FILE, or NULL */

@@ -49,6 +49,7 @@ static const struct option longopts[] = {
 	{ "start-at", required_argument, NULL, OPT_START_AT },
 	{ "timing", required_argument, NULL, OPT_TIMING },
 	{ "trigger", required_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -56,12 +57,12 @@ static void
 usage(FILE *fp, int attach, int full)
 {
 	if (attach)
-		fprintf(fp, "usage: mt-capture attach [-akmq] [-b backend] "
+		fprintf(fp, "usage: mt-capture attach [-akmqv] [-b backend] "
 		    "[-d seconds] [-o file] [-s bytes]\n"
 		    "                         [-t trigger] [options] "
 		    "-p pid[,pid...]\n");
 	else
-		fprintf(fp, "usage: mt-capture run [-akmq] [-b backend] "
+		fprintf(fp, "usage: mt-capture run [-akmqv] [-b backend] "
 		    "[-d seconds] [-o file] [-s bytes]\n"
 		    "                      [-t trigger] [options] -- "
 		    "command [argument ...]\n");
@@ -109,6 +110,8 @@ usage(FILE *fp, int attach, int full)
 	    "      --clock virtual|host qemu: one tick per instruction "
 	    "(default), or host time\n"
 	    "  -q, --quiet              no progress messages\n"
+	    "  -v, --verbose            say which kernel mechanisms are used "
+	    "(e.g. for triggers)\n"
 	    "  -p, --pid PID[,PID...]   attach: the processes to record\n"
 	    "Environment: MT_SYSFS_ROOT replaces / in front of "
 	    "/sys/bus/event_source.\n"
@@ -198,8 +201,8 @@ parse(struct mt_cap_opts *o, int attach, int argc, char **argv)
 	int ch, size_given = 0;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, attach ? "+ab:d:hkmo:p:qs:t:" :
-	    "+ab:d:hkmo:qs:t:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, attach ? "+ab:d:hkmo:p:qs:t:v" :
+	    "+ab:d:hkmo:qs:t:v", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'a':
 			o->all_threads = 1;
@@ -246,6 +249,9 @@ parse(struct mt_cap_opts *o, int attach, int argc, char **argv)
 			break;
 		case 'q':
 			o->quiet = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
 			break;
 		case 's':
 			if (parse_size(optarg, &o->snapshot_size) < 0) {

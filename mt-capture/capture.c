@@ -704,12 +704,6 @@ mt_cap_trig_thread(struct mt_cap *c, pid_t tid)
 	return rc;
 }
 
-static int
-adopt_cb(void *arg, pid_t pid)
-{
-	return adopt(arg, pid);
-}
-
 size_t
 mt_cap_trim_sideband(struct mt_cap *c, uint64_t before)
 {
@@ -738,7 +732,8 @@ static void
 scan_forks(struct mt_cap *c)
 {
 	size_t r, n = mt_sbev_nrings(c->sb), nnew = 0, k;
-	int bind = c->ops->trig_forks && c->trig != NULL;
+	int bind = c->ops->trig_forks && c->trig != NULL &&
+	    !mt_trig_inherits(c->trig);
 	pid_t fresh[256];
 	char msg[512];
 
@@ -764,9 +759,12 @@ scan_forks(struct mt_cap *c)
 		while (mt_sb_next(&rd, &rec) == 0) {
 			if (rec.type != MT_SB_FORK)
 				continue;
+			/* (the record says whose: the child may be gone) */
 			if (rec.u.task.pid != rec.u.task.ppid &&
+			    c->ptcfg.per_cpu &&
 			    target_index(c, (pid_t)rec.u.task.ppid) >= 0)
-				(void)adopt(c, (pid_t)rec.u.task.pid);
+				(void)mt_cap_follow(c, (pid_t)rec.u.task.pid,
+				    (pid_t)rec.u.task.ppid);
 			if (target_index(c, (pid_t)rec.u.task.pid) < 0)
 				continue;
 			if (bind)
@@ -783,12 +781,31 @@ scan_forks(struct mt_cap *c)
 			warnx("thread %d: %s", (int)fresh[k], msg);
 }
 
+/*
+ * A trigger hit of process @pid, not a target: adopt it if it descends
+ * from one.  A child that hit and exited (reaped) has no /proc entry to
+ * say whose it is; then its FORK record, in the sideband drained now.
+ */
+static int
+adopt_cb(void *arg, pid_t pid)
+{
+	struct mt_cap *c = arg;
+
+	if (adopt(c, pid))
+		return 1;
+	if (!c->ptcfg.per_cpu || c->sb == NULL || kill(pid, 0) == 0 ||
+	    errno != ESRCH || mt_sbev_drain(c->sb) < 0)
+		return 0;
+	scan_forks(c);
+	return target_index(c, pid) >= 0;
+}
+
 /* The longest mt_cap_poll() waits without draining the sideband. */
 static int
 poll_ms(const struct mt_cap *c)
 {
-	return (c->ops->trig_forks && c->trig != NULL) || c->sb_per_thread ?
-	    10 : 100;
+	return (c->ops->trig_forks && c->trig != NULL &&
+	    !mt_trig_inherits(c->trig)) || c->sb_per_thread ? 10 : 100;
 }
 
 int
@@ -1672,9 +1689,13 @@ setup_triggers(struct mt_cap *c)
 		    4096 - n)) > 0)
 			n += (size_t)k;
 	rc = mt_trig_open(&c->trig, c->sites, c->nsites, c->o->sysfs_root,
-	    c->ops->trig_threads ? tids : NULL, n, msg, sizeof(msg));
+	    c->ops->trig_threads ? tids : NULL, n, c->ops->trig_forks, msg,
+	    sizeof(msg));
 	if (rc < 0)
 		warnx("%s", msg);
+	else if (c->o->verbose)
+		fprintf(stderr, "mt-capture: triggers: %s\n",
+		    mt_trig_how(c->trig));
 	return rc;
 }
 

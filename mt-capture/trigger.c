@@ -25,6 +25,7 @@
 #include "err.h"
 #include "proc.h"
 #include "sysfs.h"
+#include "tracefs.h"
 #include "trigger.h"
 
 /* ---- resolution ---- */
@@ -642,6 +643,8 @@ struct trig_ev {
 	void *map;		/* 1 + 1 pages */
 	unsigned site;
 	int cpu;
+	struct mt_trig_hit last;	/* the ring's last sample (dedup) */
+	int last_kept;
 };
 
 struct mt_trig {
@@ -656,9 +659,16 @@ struct mt_trig {
 	pid_t *bound;		/* threads the uprobe events are bound to */
 	size_t nbound;
 	int enabled;
+	int inherit;		/* tracefs uprobes, inherited */
+	char tracefs[PATH_MAX];	/* its directory */
+	char group[32];		/* MT_TRACEFS_GROUP<our pid> */
+	unsigned char *defined;	/* per site: tracefs event t<i> defined */
+	char how[PATH_MAX + 256];	/* which path, for -v */
 };
 
-#define TRIG_SAMPLE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
+/* ID: which event a sample came from, to drop one hit seen twice. */
+#define TRIG_SAMPLE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	PERF_SAMPLE_ID)
 
 /*
  * Open @proto in each thread of @tids on every CPU; the first event of a
@@ -768,31 +778,79 @@ open_uprobe(struct mt_trig *t, const struct mt_trig_site *site, unsigned i,
 	return rc;
 }
 
+/* Drop the tracefs uprobes t defined (their events must be closed). */
+static void
+undefine(struct mt_trig *t)
+{
+	char ev[32];
+	size_t i;
+
+	for (i = 0; t->defined != NULL && i < t->nsites; i++)
+		if (t->defined[i]) {
+			snprintf(ev, sizeof(ev), "t%zu", i);
+			(void)mt_tracefs_uprobe_del(t->tracefs, t->group, ev);
+			t->defined[i] = 0;
+		}
+}
+
+/*
+ * Define each uprobe site in tracefs and make t->attr[i] its inherited
+ * tracepoint event.  Returns 0, or -1 with why in @why (nothing left
+ * defined).
+ */
+static int
+use_tracefs(struct mt_trig *t, char *why, size_t whysz)
+{
+	size_t i;
+
+	if (mt_tracefs_dir(t->tracefs, sizeof(t->tracefs), why, whysz) < 0)
+		return -1;
+	(void)mt_tracefs_reap(t->tracefs);
+	snprintf(t->group, sizeof(t->group), MT_TRACEFS_GROUP "%d",
+	    (int)getpid());
+	for (i = 0; i < t->nsites; i++) {
+		struct perf_event_attr *a = &t->attr[i];
+		char ev[32];
+		uint64_t id;
+
+		if (t->sites[i].hw)
+			continue;
+		snprintf(ev, sizeof(ev), "t%zu", i);
+		if (mt_tracefs_uprobe_add(t->tracefs, t->group, ev,
+		    t->sites[i].path, t->sites[i].offset, &id, why,
+		    whysz) < 0) {
+			undefine(t);
+			return -1;
+		}
+		t->defined[i] = 1;
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = id;
+		a->inherit = 1;
+	}
+	t->inherit = 1;
+	snprintf(t->how, sizeof(t->how), "tracefs uprobe events %s/t* "
+	    "(%s/uprobe_events), inherited by new threads and child "
+	    "processes", t->group, t->tracefs);
+	return 0;
+}
+
 int
 mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
     size_t nsites, const char *sysfs_root, const pid_t *tids, size_t ntids,
-    char *msg, size_t msgsz)
+    int inherit, char *msg, size_t msgsz)
 {
 	static const pid_t everyone = -1;
+	char why[PATH_MAX + 128] = "not asked for";
 	struct mt_trig *t;
 	struct mt_pmu pmu;
 	size_t i;
 	int rc;
 
 	*out = NULL;
-	for (i = 0; i < nsites && sites[i].hw; i++)
-		;
-	rc = i == nsites ? 0 : mt_pmu_read(&pmu, sysfs_root, "uprobe", msg,
-	    msgsz);
-	if (rc < 0) {
-		if (rc == -MT_E_NOPMU)
-			snprintf(msg, msgsz, "this kernel has no uprobe PMU "
-			    "(CONFIG_UPROBE_EVENTS): triggers need it");
-		return rc;
-	}
 	t = calloc(1, sizeof(*t));
 	if (t == NULL || (t->attr = calloc(nsites + 1,
 	    sizeof(*t->attr))) == NULL ||
+	    (t->defined = calloc(nsites + 1, 1)) == NULL ||
 	    (tids != NULL && (t->bound = malloc((ntids + 1) *
 	    sizeof(pid_t))) == NULL)) {
 		mt_trig_free(t);
@@ -805,23 +863,44 @@ mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
 		memcpy(t->bound, tids, ntids * sizeof(pid_t));
 		t->nbound = ntids;
 	}
+	for (i = 0; i < nsites && sites[i].hw; i++)
+		;
+	if (i < nsites && inherit && tids != NULL)
+		(void)use_tracefs(t, why, sizeof(why));
+	rc = i == nsites || t->inherit ? 0 : mt_pmu_read(&pmu, sysfs_root,
+	    "uprobe", msg, msgsz);
+	if (rc < 0) {
+		if (rc == -MT_E_NOPMU)
+			snprintf(msg, msgsz, "this kernel has no uprobe PMU "
+			    "(CONFIG_UPROBE_EVENTS): triggers need it");
+		mt_trig_free(t);
+		return rc;
+	}
+	if (!t->inherit)
+		snprintf(t->how, sizeof(t->how), "uprobe PMU events bound to "
+		    "each thread%s (tracefs uprobes: %s)", tids == NULL ?
+		    " (system-wide)" : ", a new one's when its sideband "
+		    "FORK record is read", why);
 	for (i = 0; i < nsites; i++) {
 		struct perf_event_attr *a = &t->attr[i];
 
 		if (sites[i].hw)
 			continue;
 		a->size = sizeof(*a);
-		a->type = pmu.type;
-		a->config1 = (uint64_t)(uintptr_t)sites[i].path;
-		a->config2 = sites[i].offset;
+		if (!t->inherit) {
+			a->type = pmu.type;
+			a->config1 = (uint64_t)(uintptr_t)sites[i].path;
+			a->config2 = sites[i].offset;
+		}
 		a->sample_period = 1;
 		a->wakeup_events = 1;
 		a->sample_type = TRIG_SAMPLE;
 		/*
-		 * No inherit: a child event re-reads config1, a pointer
-		 * into our memory, in the target, and its clone() fails.
-		 * Bound to threads, the int3 goes only into their memory;
-		 * pid -1 puts it into every process that maps the file.
+		 * A uprobe PMU event cannot inherit: a child event re-reads
+		 * config1, a pointer into our memory, in the target, and its
+		 * clone() fails; a tracefs event is an id.  Bound to
+		 * threads, the int3 goes only into their memory; pid -1
+		 * puts it into every process that maps the file.
 		 */
 		rc = tids != NULL ? open_uprobe(t, &sites[i], (unsigned)i, tids,
 		    ntids, msg, msgsz) : open_uprobe(t, &sites[i], (unsigned)i,
@@ -833,6 +912,18 @@ mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
 	}
 	*out = t;
 	return 0;
+}
+
+int
+mt_trig_inherits(const struct mt_trig *t)
+{
+	return t != NULL && t->inherit;
+}
+
+const char *
+mt_trig_how(const struct mt_trig *t)
+{
+	return t != NULL ? t->how : "";
 }
 
 int
@@ -908,6 +999,8 @@ mt_trig_free(struct mt_trig *t)
 		munmap(t->ev[i].map, 2 * t->page);
 		close(t->ev[i].fd);
 	}
+	undefine(t);	/* after the close: an event in use is EBUSY */
+	free(t->defined);
 	free(t->ev);
 	free(t);
 }
@@ -933,7 +1026,7 @@ mt_trig_parse(const uint8_t *data, uint64_t size, uint64_t head,
 	size_t k, n = 0;
 
 	while (tail + 8 <= head) {
-		uint8_t rec[32];
+		uint8_t rec[40];
 		uint16_t rsz;
 		uint32_t type;
 
@@ -951,11 +1044,14 @@ mt_trig_parse(const uint8_t *data, uint64_t size, uint64_t head,
 			/* Never consume a sample there is no room for. */
 			if (n == max)
 				break;
-			for (j = 0; j < 32; j++)
+			for (j = 0; j < 40 && j < rsz; j++)
 				rec[j] = data[(tail + j) & (size - 1)];
 			memcpy(&h.ip, rec + 8, 8);
 			memcpy(pt, rec + 16, 8);
 			memcpy(&h.time, rec + 24, 8);
+			h.id = 0;
+			if (rsz >= 8 + 32)
+				memcpy(&h.id, rec + 32, 8);
 			h.pid = pt[0];
 			h.tid = pt[1];
 			h.trigger = site;
@@ -974,11 +1070,32 @@ mt_trig_parse(const uint8_t *data, uint64_t size, uint64_t head,
 }
 
 size_t
+mt_trig_drop_doubles(struct mt_trig_hit *last, int *last_kept,
+    struct mt_trig_hit *h, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		/* One hit, two events: another id, or (kernels whose
+		 * perf_tp_event shares the sample data) the same time. */
+		int twice = *last_kept && h[i].tid == last->tid &&
+		    h[i].pid == last->pid && h[i].ip == last->ip &&
+		    (h[i].id != last->id || h[i].time == last->time);
+
+		*last = h[i];
+		*last_kept = !twice;
+		if (!twice)
+			h[k++] = h[i];
+	}
+	return k;
+}
+
+size_t
 mt_trig_read(struct mt_trig *t, const pid_t *pids, size_t npids,
     int (*other)(void *, pid_t), void *arg, struct mt_trig_hit *hits,
     size_t max)
 {
-	size_t i, n = 0;
+	size_t i, k, n = 0;
 
 	for (i = 0; t != NULL && i < t->nev && n < max; i++) {
 		struct perf_event_mmap_page *pg = t->ev[i].map;
@@ -987,9 +1104,11 @@ mt_trig_read(struct mt_trig *t, const pid_t *pids, size_t npids,
 
 		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 		tail = pg->data_tail;
-		n += mt_trig_parse(data, t->page, head, &tail, t->ev[i].site,
+		k = mt_trig_parse(data, t->page, head, &tail, t->ev[i].site,
 		    pids, npids, other, arg, hits + n, max - n);
 		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+		n += mt_trig_drop_doubles(&t->ev[i].last, &t->ev[i].last_kept,
+		    hits + n, k);
 	}
 	return n;
 }

@@ -16,6 +16,7 @@ setup_file() {
 	build_targets
 	cc -O1 -pthread -o "$T/sleepers" "$MT_ROOT/tests/data/capture/sleepers.c"
 	cc -O1 -o "$T/forker" "$MT_ROOT/tests/data/capture/forker.c"
+	cc -O1 -pthread -o "$T/newhit" "$MT_ROOT/tests/data/capture/newhit.c"
 	export FP="$BATS_FILE_TMPDIR"
 	fakept_tools "$FP"
 }
@@ -31,6 +32,22 @@ has_threads() {
 
 teardown() {
 	if [ -n "$tpid" ]; then kill "$tpid" 2>/dev/null || true; fi
+	if [ -n "${tracefs_mounted:-}" ]; then umount /sys/kernel/tracing || true; fi
+}
+
+# tracefs at /sys/kernel/tracing with a writable uprobe_events: mounted
+# here (and unmounted by teardown) only when it is not already.
+tracefs_up() {
+	tracefs_mounted=
+	[ -w /sys/kernel/tracing/uprobe_events ] && return 0
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || return 1
+	tracefs_mounted=1
+	[ -w /sys/kernel/tracing/uprobe_events ]
+}
+
+# trigger_hit_of SNAP: "PID/TID" of the first trigger hit the snapshot holds
+trigger_hit_of() {
+	mt-decode --info "$1" | sed -n 's/^trigger hit at 0x[0-9a-f]* time [0-9]* thread \([0-9]*\/[0-9]*\) .*/\1/p' | head -1
 }
 
 @test "mt-capture on a 5.11 kernel: the sideband retries once without attr.build_id" {
@@ -315,8 +332,10 @@ has_pid_line() {
 	D=$BATS_TEST_TMPDIR
 	mkfifo "$D/go" "$D/ready"
 	exec 5<>"$D/ready"
+	# the uprobe PMU path (tracefs, when mounted, needs no binding)
 	( rc=0
-	  with_fakept -- mt-capture run --backend pt --ready-fd 3 \
+	  with_fakept MT_TRACEFS=/nonexistent -- mt-capture run --backend pt \
+	      --ready-fd 3 \
 	      --trigger libm.so.6:cos -o "$D/b.snap" -- "$T/thrcos" "$D/go" \
 	      3>"$D/ready" 2>"$D/cap.err" >"$D/cap.out" || rc=$?
 	  echo $rc > "$D/cap.status" ) &
@@ -359,6 +378,83 @@ has_pid_line() {
 	run mt-decode --info "$D/b.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"trigger libm.so.6:cos at 0x"*" thread $pid/$tid "* ]]
+}
+
+@test "mt-capture run: with tracefs, a new thread's and a forked child's first call to the trigger is the snapshot's hit (inherited tracefs uprobes)" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	tracefs_up || skip "needs tracefs (mount -t tracefs nodev /sys/kernel/tracing failed)"
+	D=$BATS_TEST_TMPDIR
+	# a thread whose first call is hit(): per-thread PT buffers
+	run with_fakept -- mt-capture run -v --backend pt --trigger hit \
+	    -o "$D/t.snap" -- "$T/newhit" thread
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"triggers: tracefs uprobe events mtcap"*"inherited by new threads and child processes"* ]]
+	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
+	hit=$(trigger_hit_of "$D/t.snap")
+	[ -n "$hit" ]
+	[ "${hit%/*}" != "${hit#*/}" ]	# the new thread's, not the main one's
+	# inherited tracepoint events, one per CPU of the main thread; no
+	# uprobe PMU trigger event (only aux_pause's, in the PT group)
+	n=$(getconf _NPROCESSORS_CONF)
+	run grep -cE "^open other type=2 .* cpu=[0-9]+ group=(-1|4294967295) .*inherit=1 " "$L"
+	[ "$output" -eq "$n" ]
+	run grep -cE "^open uprobe .* group=(-1|4294967295) " "$L"
+	[ "$output" -eq 0 ]
+	# a child process whose first call is hit(): --all-threads follows it
+	rm -f "$L"
+	run with_fakept -- mt-capture run --all-threads --backend pt \
+	    --trigger hit -o "$D/f.snap" -- "$T/newhit" fork
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ following\ process\ ([0-9]+),\ a\ child ]]
+	child=${BASH_REMATCH[1]}
+	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
+	[ "$(trigger_hit_of "$D/f.snap")" = "$child/$child" ]
+	# the probes were removed when the captures ended
+	run grep -c "^p:mtcap" /sys/kernel/tracing/uprobe_events
+	[ "$output" -eq 0 ]
+}
+
+@test "mt-capture: without tracefs the triggers fall back to uprobe PMU events bound per thread, and -v says why" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	run with_fakept MT_TRACEFS=/nonexistent -- mt-capture run -v \
+	    --backend pt --trigger hit -o "$BATS_TEST_TMPDIR/t.snap" -- \
+	    "$T/newhit" thread
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"triggers: uprobe PMU events bound to each thread, a new one's when its sideband FORK record is read (tracefs uprobes: no writable uprobe_events in MT_TRACEFS=/nonexistent)"* ]]
+	run grep -c "^open other type=2 " "$L"
+	[ "$output" -eq 0 ]
+}
+
+@test "mt-capture: its tracefs uprobes go on SIGTERM; those of a killed capture are removed by the next" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	tracefs_up || skip "needs tracefs (mount -t tracefs nodev /sys/kernel/tracing failed)"
+	D=$BATS_TEST_TMPDIR
+	E=/sys/kernel/tracing/uprobe_events
+	with_fakept -- mt-capture run --backend pt --trigger "$T/newhit:hit" \
+	    -o "$D/a.snap" -- sleep 5 2>"$D/a.err" &
+	wait_for grep -q "^p:mtcap[0-9]*/t0 " "$E"
+	cap=$(sed -n 's/^p:mtcap\([0-9]*\)\/t0 .*/\1/p' "$E" | head -1)
+	[ "$(cat /proc/$cap/comm)" = mt-capture ]
+	kill -TERM "$cap"
+	wait_for test ! -e "/proc/$cap"
+	wait || true
+	grep -q "wrote snapshot 0 (sigterm)" "$D/a.err"
+	run grep -c "^p:mtcap$cap/" "$E"
+	[ "$output" -eq 0 ]
+	# killed: the probe stays until the next capture reaps it
+	with_fakept -- mt-capture run --backend pt --trigger "$T/newhit:hit" \
+	    -o "$D/b.snap" -- sleep 5 2>"$D/b.err" &
+	wait_for grep -q "^p:mtcap[0-9]*/t0 " "$E"
+	cap=$(sed -n 's/^p:mtcap\([0-9]*\)\/t0 .*/\1/p' "$E" | head -1)
+	kill -KILL "$cap"
+	wait_for test ! -e "/proc/$cap"
+	wait || true
+	grep -q "^p:mtcap$cap/t0 " "$E"
+	run with_fakept -- mt-capture run --backend pt --trigger hit \
+	    -o "$D/c.snap" -- "$T/newhit" thread
+	[ "$status" -eq 0 ]
+	run grep -c "^p:mtcap" "$E"
+	[ "$output" -eq 0 ]
 }
 
 @test "mt-capture: the PT events' own records are drained as they come and stored as their thread's SIDEBAND" {

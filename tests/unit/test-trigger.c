@@ -3,7 +3,9 @@
  * Unit tests for mt-capture/trigger.c's ring parser on synthetic perf
  * rings: samples (IP|TID|TIME) of target processes become hits, others
  * are dropped, a record wrapping the ring's end is read whole, and the
- * tail never passes a sample there was no room for.
+ * tail never passes a sample there was no room for; the event id of
+ * 40-byte samples (PERF_SAMPLE_ID) is read, and one hit counted by two
+ * events of a thread is kept once.
  */
 #include <stdint.h>
 #include <string.h>
@@ -113,11 +115,79 @@ other_processes_asked(void)
 	CHECK(h[0].pid == 200 && h[1].pid == 100);
 }
 
+/* A 40-byte sample: IP|TID|TIME|ID. */
+static void
+put_sample_id(uint64_t at, uint64_t ip, uint32_t pid, uint32_t tid,
+    uint64_t time, uint64_t id)
+{
+	uint16_t size = 40;
+	size_t i;
+
+	put_sample(at, ip, pid, tid, time);
+	for (i = 0; i < 2; i++)
+		ring[(at + 6 + i) % RING] = ((uint8_t *)&size)[i];
+	for (i = 0; i < 8; i++)
+		ring[(at + 32 + i) % RING] = ((uint8_t *)&id)[i];
+}
+
+static void
+one_hit_of_two_events_is_kept_once(void)
+{
+	struct mt_trig_hit h[8], last;
+	pid_t pids[1] = { 100 };
+	uint64_t tail = 0;
+	int kept = 0;
+	size_t n;
+
+	memset(&last, 0, sizeof(last));
+	/* thread 101 has an inherited event (id 5) and its own (id 9):
+	 * each hit twice, at nearly the same time */
+	put_sample_id(0, 0x4000, 100, 101, 10, 5);
+	put_sample_id(40, 0x4000, 100, 101, 11, 9);
+	/* hit again, the own event first this time */
+	put_sample_id(80, 0x4000, 100, 101, 20, 9);
+	put_sample_id(120, 0x4000, 100, 101, 21, 5);
+	/* a kernel sharing one sample's data between the events: the same
+	 * time and id */
+	put_sample_id(160, 0x4000, 100, 101, 30, 5);
+	put_sample_id(200, 0x4000, 100, 101, 30, 5);
+	n = mt_trig_parse(ring, RING, 240, &tail, 0, pids, 1, NULL, NULL, h,
+	    8);
+	CHECK(n == 6);
+	CHECK(h[0].id == 5 && h[1].id == 9);
+	n = mt_trig_drop_doubles(&last, &kept, h, n);
+	CHECK(n == 3);
+	CHECK(h[0].time == 10 && h[1].time == 20 && h[2].time == 30);
+	/* a thread with one event hitting in a tight loop: every hit */
+	memset(&last, 0, sizeof(last));
+	kept = 0;
+	tail = 0;
+	put_sample_id(0, 0x4000, 100, 102, 40, 5);
+	put_sample_id(40, 0x4000, 100, 102, 41, 5);
+	put_sample_id(80, 0x4000, 100, 102, 42, 5);
+	n = mt_trig_parse(ring, RING, 120, &tail, 0, pids, 1, NULL, NULL, h,
+	    8);
+	CHECK(mt_trig_drop_doubles(&last, &kept, h, n) == 3);
+	/* the pair split across two reads */
+	memset(&last, 0, sizeof(last));
+	kept = 0;
+	tail = 0;
+	put_sample_id(0, 0x4000, 100, 101, 50, 5);
+	put_sample_id(40, 0x4000, 100, 101, 51, 9);
+	CHECK(mt_trig_parse(ring, RING, 80, &tail, 0, pids, 1, NULL, NULL, h,
+	    1) == 1);
+	CHECK(mt_trig_drop_doubles(&last, &kept, h, 1) == 1);
+	CHECK(mt_trig_parse(ring, RING, 80, &tail, 0, pids, 1, NULL, NULL, h,
+	    1) == 1);
+	CHECK(mt_trig_drop_doubles(&last, &kept, h, 1) == 0);
+}
+
 int
 main(void)
 {
 	TEST(tail_stops_at_the_first_hit_not_kept);
 	TEST(partial_record_waits);
 	TEST(other_processes_asked);
+	TEST(one_hit_of_two_events_is_kept_once);
 	return tap_done();
 }

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uprobe trace events through tracefs (see tracefs.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "tracefs.h"
+
+static int
+usable(const char *dir)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/uprobe_events", dir);
+	return access(p, W_OK) == 0;
+}
+
+int
+mt_tracefs_dir(char *dir, size_t dirsz, char *why, size_t whysz)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing",
+	    "/sys/kernel/debug/tracing" };
+	const char *env = getenv("MT_TRACEFS");
+	size_t i;
+
+	if (env != NULL) {
+		snprintf(dir, dirsz, "%s", env);
+		if (usable(dir))
+			return 0;
+		snprintf(why, whysz, "no writable uprobe_events in "
+		    "MT_TRACEFS=%s", env);
+		return -MT_E_NOTFOUND;
+	}
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(dir, dirsz, "%s", dirs[i]);
+		if (usable(dir))
+			return 0;
+	}
+	snprintf(why, whysz, "tracefs is not mounted (mount -t tracefs "
+	    "nodev /sys/kernel/tracing) or uprobe_events is not writable");
+	return -MT_E_NOTFOUND;
+}
+
+/* Append the line @cmd to @dir/uprobe_events.  Returns 0 or an errno. */
+static int
+write_cmd(const char *dir, const char *cmd)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(cmd);
+	int fd, err = 0;
+
+	snprintf(p, sizeof(p), "%s/uprobe_events", dir);
+	if ((fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
+		return errno;
+	if (write(fd, cmd, n) != (ssize_t)n)
+		err = errno ? errno : EIO;
+	close(fd);
+	return err;
+}
+
+int
+mt_tracefs_uprobe_add(const char *dir, const char *group, const char *event,
+    const char *path, uint64_t offset, uint64_t *id, char *msg, size_t msgsz)
+{
+	char cmd[PATH_MAX + 128], p[PATH_MAX], buf[32];
+	ssize_t n;
+	int fd, err;
+
+	if (strpbrk(path, " \t\n") != NULL) {
+		snprintf(msg, msgsz, "'%s' holds white space, which "
+		    "uprobe_events cannot take", path);
+		return -MT_E_UNSUPP;
+	}
+	snprintf(cmd, sizeof(cmd), "p:%s/%s %s:0x%llx\n", group, event, path,
+	    (unsigned long long)offset);
+	if ((err = write_cmd(dir, cmd)) != 0) {
+		snprintf(msg, msgsz, "cannot define the uprobe %s/%s in "
+		    "%s/uprobe_events: %s", group, event, dir, strerror(err));
+		return err == EACCES || err == EPERM ? -MT_E_PERM : -MT_E_SYS;
+	}
+	snprintf(p, sizeof(p), "%s/events/%s/%s/id", dir, group, event);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		(void)mt_tracefs_uprobe_del(dir, group, event);
+		snprintf(msg, msgsz, "cannot read '%s': %s", p,
+		    n == 0 ? "empty" : strerror(err));
+		return -MT_E_SYS;
+	}
+	buf[n] = '\0';
+	*id = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+int
+mt_tracefs_uprobe_del(const char *dir, const char *group, const char *event)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, event);
+	return write_cmd(dir, cmd) == 0 ? 0 : -MT_E_SYS;
+}
+
+/* Is @pid an mt-capture that lives? */
+static int
+capture_lives(long pid)
+{
+	char p[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%ld/comm", pid);
+	if ((f = fopen(p, "re")) == NULL)
+		return 0;
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	return strncmp(comm, "mt-capture", 10) == 0;
+}
+
+int
+mt_tracefs_reap(const char *dir)
+{
+	static const size_t glen = sizeof(MT_TRACEFS_GROUP) - 1;
+	char p[PATH_MAX], line[PATH_MAX + 128], group[64], event[64];
+	int n = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/uprobe_events", dir);
+	if ((f = fopen(p, "re")) == NULL)
+		return 0;
+	/* "p:GROUP/EVENT PATH:0xOFF" */
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *end;
+		long pid;
+
+		if (sscanf(line, "%*c:%63[^/]/%63s", group, event) != 2 ||
+		    strncmp(group, MT_TRACEFS_GROUP, glen) != 0)
+			continue;
+		pid = strtol(group + glen, &end, 10);
+		if (end == group + glen || *end != '\0' || pid <= 0 ||
+		    capture_lives(pid))
+			continue;
+		if (mt_tracefs_uprobe_del(dir, group, event) == 0)
+			n++;
+	}
+	fclose(f);
+	return n;
+}

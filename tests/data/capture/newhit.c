@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test target for triggers in new threads and child processes: "thread"
+ * starts a thread whose first call is hit(), "fork" forks a child whose
+ * first call is hit(); the main thread never calls hit().  Both then
+ * wait 300 ms (for the capture to read the hit) and exit.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+__attribute__((noinline)) int
+hit(int i)
+{
+	__asm__ volatile("" ::: "memory");
+	return i * 5 + 1;
+}
+
+static void *
+thread_main(void *arg)
+{
+	return (void *)(intptr_t)hit((int)(intptr_t)arg);
+}
+
+int
+main(int argc, char **argv)
+{
+	pthread_t th;
+	pid_t pid;
+	int st;
+
+	if (argc > 1 && strcmp(argv[1], "thread") == 0) {
+		if (pthread_create(&th, NULL, thread_main, (void *)1) != 0)
+			return 1;
+		pthread_join(th, NULL);
+	} else if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+		if ((pid = fork()) < 0)
+			return 1;
+		if (pid == 0)
+			_exit(hit(2) == 11 ? 0 : 1);
+		waitpid(pid, &st, 0);
+	} else {
+		return 2;
+	}
+	usleep(300000);
+	return 0;
+}
