@@ -10,7 +10,7 @@
 
 .DEFAULT_GOAL := all
 PROGS    = mt-capture mt-decode mt-symbolize mt-fxt
-PKGS     = libelf libdw zlib libxxhash
+PKGS     = libelf libdw zlib libxxhash libdeflate
 IPT_LIBS ?= -lipt
 CAPSTONE_CFLAGS ?= $(shell pkg-config --cflags capstone 2>/dev/null)
 CAPSTONE_LIBS   ?= $(shell pkg-config --libs capstone 2>/dev/null || echo -lcapstone)
@@ -25,7 +25,7 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wvla -Wformat=2 -Wwrite-strings -Wcast-qual
 MT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -iquote common $(CAPSTONE_CFLAGS) \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread -MMD -MP
-MT_LDLIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz -lxxhash) \
+MT_LDLIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz -lxxhash -ldeflate) \
             $(IPT_LIBS) $(CAPSTONE_LIBS) $(IBERTY_LIBS) -pthread -lm
 
 ifeq ($(DEVELOPER),1)

@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dbgcopy.h"
 #include "dso.h"
 #include "elffile.h"
 #include "err.h"
@@ -70,6 +72,9 @@ struct sym_dso {
 	Dwfl_Module *mod;	/* the one module of dwfl */
 	uint64_t mod_bias;	/* Dwfl address = file vaddr + mod_bias */
 	int has_dwarf;		/* dwfl found DWARF for mod */
+	int own_debug_done;	/* find_debuginfo() looked for mod's own
+				 * debug file */
+	const struct sym_dso_opts *opts;	/* the opener's; not owned */
 	struct mt_fde_tab fdes;	/* FDE ranges of elf, for code without
 				 * symbols */
 	struct ifunc_impl *ifuncs;	/* sorted by target; owned */
@@ -192,6 +197,57 @@ dlopen(const char *file, int mode)
 	return next(file, mode);
 }
 
+static char *by_build_id(const char *dir, const char *hex,
+    const char *suffix);
+
+/*
+ * The module's own debug file by its build-id, under /usr/lib/debug then
+ * the --debug-dir directories (the order of dwfl_standard_find_debuginfo,
+ * whose debuginfo_path puts /usr/lib/debug first): an open descriptor,
+ * *@name set, or -1.  The standard search finds the same file, but it
+ * validates the build-id with a libelf handle it keeps in the module
+ * ("backdoor", elfutils 0.188 dwfl_build_id_find_debuginfo.c), and libdw
+ * then reads that handle rather than the descriptor returned, which the
+ * inflated copy (dbgcopy.h) must replace.
+ */
+static int
+own_debug_by_build_id(struct sym_dso *d, Dwfl_Module *mod, char **name)
+{
+	char hex[2 * MT_ELF_BUILD_ID_MAX + 1];
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len, i, fd = -1;
+
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len <= 0 || len > MT_ELF_BUILD_ID_MAX)
+		return -1;
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	for (i = -1; fd < 0 && i < (int)d->opts->ndebug_dirs; i++) {
+		char *p = by_build_id(i < 0 ? "/usr/lib/debug" :
+		    d->opts->debug_dirs[i], hex, ".debug");
+		const void *id;
+		Elf *e;
+
+		if (p == NULL)
+			continue;
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		e = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (e == NULL || dwelf_elf_gnu_build_id(e, &id) != len ||
+		    memcmp(id, bits, (size_t)len) != 0) {
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+			free(p);
+		} else {
+			*name = p;
+		}
+		if (e != NULL)
+			elf_end(e);
+	}
+	return fd;
+}
+
 /*
  * dwfl_standard_find_debuginfo, keeping only a regular file that starts as
  * an ELF file.  The standard search opens whatever path it builds: with an
@@ -199,25 +255,43 @@ dlopen(const char *file, int mode)
  * (elfutils 0.188, dwfl_module_getdwarf.c) keeps that name in mod->debug;
  * when the main file then turns out to hold the DWARF, mod->debug.elf is
  * set to the main Elf and dwfl_end never frees the name (a leak found by
- * tests/fuzz/fuzz-dwarf.c, input tests/fuzz/regress/dwarf/).
+ * tests/fuzz/fuzz-dwarf.c, input tests/fuzz/regress/dwarf/).  The first
+ * call for a module looks for its own debug file by build-id first, and
+ * that file is read through its inflated copy; later calls (a dwz
+ * file's .gnu_debugaltlink) and files found otherwise go the standard
+ * way.
  */
 static int
 find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
     GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
+	struct sym_dso *d = *userdata;
 	unsigned char magic[4];
 	struct stat st;
-	int fd;
+	int fd, mfd, own = d != NULL && !d->own_debug_done;
 
-	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
-	    file_name, debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (own) {
+		d->own_debug_done = 1;
+		fd = own_debug_by_build_id(d, mod, debuginfo_file_name);
+		own = fd >= 0;
+	}
+	if (!own)
+		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+		    file_name, debuglink_file, debuglink_crc,
+		    debuginfo_file_name);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
-	    memcmp(magic, "\177ELF", sizeof(magic)) == 0)
+	    memcmp(magic, "\177ELF", sizeof(magic)) == 0) {
+		/* libdw would inflate every compressed section: dbgcopy.h */
+		if (own && sym_dbgcopy_make(fd, &mfd) == 1) {
+			close(fd);
+			return mfd;
+		}
 		return fd;
+	}
 	close(fd);
 	free(*debuginfo_file_name);
 	*debuginfo_file_name = NULL;
@@ -232,7 +306,9 @@ load_dwarf(struct sym_dso *d, const struct sym_dso_opts *o)
 	GElf_Addr bias = 0;
 	Dwarf_Addr dbias;
 	const char *dbgfile = NULL;
+	void **ud;
 
+	d->opts = o;
 	d->dipath = build_dipath(o);
 	if (d->dipath == NULL)
 		return -MT_E_NOMEM;
@@ -246,6 +322,9 @@ load_dwarf(struct sym_dso *d, const struct sym_dso_opts *o)
 	dwfl_report_begin(d->dwfl);
 	d->mod = dwfl_report_elf(d->dwfl, d->path, d->path, -1, 0, false);
 	dwfl_report_end(d->dwfl, NULL, NULL);
+	if (d->mod != NULL && dwfl_module_info(d->mod, &ud, NULL, NULL, NULL,
+	    NULL, NULL, NULL) != NULL)
+		*ud = d;	/* for find_debuginfo() */
 	if (d->mod == NULL || dwfl_module_getelf(d->mod, &bias) == NULL) {
 		dwfl_end(d->dwfl);
 		d->dwfl = NULL;

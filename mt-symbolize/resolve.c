@@ -180,7 +180,7 @@ sym_res_new(struct sym_res **rp, const struct sym_res_opts *o)
 	if (r == NULL)
 		return -MT_E_NOMEM;
 	r->o = o;
-	r->cache_cap = 1 << 14;
+	r->cache_cap = 1 << 10;	/* grows at half full */
 	r->cache = calloc(r->cache_cap, sizeof(*r->cache));
 	if (r->cache == NULL) {
 		free(r);

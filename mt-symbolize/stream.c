@@ -94,7 +94,8 @@ tidmap_get(const struct tidmap *t, uint32_t tid)
  * and the process is in the same epoch of its mappings (sym_res_epoch:
  * dlclose then dlopen of another file there).
  */
-#define DM_BITS 13
+#define DM_BITS_MIN 9
+#define DM_BITS_MAX 13
 #define DM_TEXT 14		/* " @" and up to 10 digits, 2 spare */
 
 struct dm_ent {
@@ -121,7 +122,9 @@ struct run {
 	size_t nmaps;
 	struct tidmap tids;
 	uint32_t last_tid, last_pid;	/* tidmap_get() of the last event */
-	struct dm_ent *dm;		/* 1 << DM_BITS entries; owned */
+	struct dm_ent *dm;		/* 1 << dm_bits entries; owned */
+	unsigned dm_bits;		/* DM_BITS_MIN up to DM_BITS_MAX */
+	size_t dm_misses;		/* since dm was last made */
 	uint32_t epoch;
 	uint64_t events;		/* event lines done, for progress */
 	const struct sym_stream_opts *o;
@@ -308,15 +311,41 @@ pid_of(struct run *u, uint32_t tid)
 }
 
 /*
+ * The cache starts small, so that a short stream touches a few pages,
+ * and doubles (emptied: it only saves sym_res_addr() calls) each time
+ * it has missed as many times as it has entries.  Returns 0 or
+ * -MT_E_NOMEM.
+ */
+static int
+dm_make(struct run *u, unsigned bits)
+{
+	struct dm_ent *v = calloc((size_t)1 << bits, sizeof(*v));
+
+	if (v == NULL)
+		return -MT_E_NOMEM;
+	free(u->dm);
+	u->dm = v;
+	u->dm_bits = bits;
+	u->dm_misses = 0;
+	return 0;
+}
+
+static struct dm_ent *
+dm_slot(struct run *u, uint32_t pid, uint64_t addr)
+{
+	return &u->dm[((addr ^ addr >> DM_BITS_MAX ^
+	    (uint64_t)pid * 0x9e3779b1u) * 0x9e3779b97f4a7c15ull) >>
+	    (64 - u->dm_bits)];
+}
+
+/*
  * The cache entry holding " @LOC" of @addr in @pid at @time; NULL on
  * error *@rc.
  */
 static const struct dm_ent *
 dm_get(struct run *u, uint32_t pid, uint64_t addr, uint64_t time, int *rc)
 {
-	struct dm_ent *d = &u->dm[((addr ^ addr >> DM_BITS ^
-	    (uint64_t)pid * 0x9e3779b1u) * 0x9e3779b97f4a7c15ull) >>
-	    (64 - DM_BITS)];
+	struct dm_ent *d = dm_slot(u, pid, addr);
 	uint32_t loc, v, tep;
 	char t[10];
 	int n = 0;
@@ -329,6 +358,12 @@ dm_get(struct run *u, uint32_t pid, uint64_t addr, uint64_t time, int *rc)
 	*rc = sym_res_addr(u->res, pid, addr, time, &loc);
 	if (*rc < 0)
 		return NULL;
+	if (++u->dm_misses > ((size_t)1 << u->dm_bits) &&
+	    u->dm_bits < DM_BITS_MAX) {
+		if ((*rc = dm_make(u, u->dm_bits + 1)) < 0)
+			return NULL;
+		d = dm_slot(u, pid, addr);
+	}
 	d->addr = addr;
 	d->pid = pid;
 	d->epoch = u->epoch;
@@ -448,8 +483,8 @@ sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
 	ro.warn_ctx = &u;
 	ro.emit = emit;
 	ev = malloc(sizeof(*ev));
-	u.dm = calloc((size_t)1 << DM_BITS, sizeof(*u.dm));
-	if (ev == NULL || u.dm == NULL || (rc = mt_evr_new(&u.r, u.infd, name)) < 0 ||
+	if (ev == NULL || dm_make(&u, DM_BITS_MIN) < 0 ||
+	    (rc = mt_evr_new(&u.r, u.infd, name)) < 0 ||
 	    (rc = mt_evw_new(&u.w, u.out.fd)) < 0) {
 		rc = rc < 0 ? rc : -MT_E_NOMEM;
 		goto out;
