@@ -11,7 +11,8 @@
  *
  * The inline chain is found by walking the CU's DIE tree down the
  * subprogram / inlined_subroutine / lexical_block DIEs whose ranges hold
- * the address (and into namespaces, where C++ puts definitions).
+ * the address (and into namespaces, where C++ puts definitions):
+ * dwwalk.h, which keeps what it read for the next address.
  */
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -30,6 +31,7 @@
 
 #include "dbgcopy.h"
 #include "dso.h"
+#include "dwwalk.h"
 #include "elffile.h"
 #include "err.h"
 #include "fde.h"
@@ -72,6 +74,7 @@ struct sym_dso {
 	Dwfl_Module *mod;	/* the one module of dwfl */
 	uint64_t mod_bias;	/* Dwfl address = file vaddr + mod_bias */
 	int has_dwarf;		/* dwfl found DWARF for mod */
+	struct sym_dwwalk *walk;	/* its DIEs walked; owned, NULL: none */
 	int own_debug_done;	/* find_debuginfo() looked for mod's own
 				 * debug file */
 	const struct sym_dso_opts *opts;	/* the opener's; not owned */
@@ -142,6 +145,7 @@ sym_dso_free(struct sym_dso *d)
 			free(j);
 		}
 	}
+	sym_dwwalk_free(d->walk);
 	if (d->dwfl != NULL)
 		dwfl_end(d->dwfl);
 	mt_elf_free(d->elf);
@@ -333,6 +337,8 @@ load_dwarf(struct sym_dso *d, const struct sym_dso_opts *o)
 	}
 	d->mod_bias = bias;
 	d->has_dwarf = dwfl_module_getdwarf(d->mod, &dbias) != NULL;
+	if (d->has_dwarf && sym_dwwalk_new(&d->walk) < 0)
+		return -MT_E_NOMEM;
 	/* A separate debug file has the full .symtab of a stripped binary. */
 	if (!mt_elf_has_symtab(d->elf) &&
 	    dwfl_module_info(d->mod, NULL, NULL, NULL, NULL, NULL, NULL,
@@ -512,61 +518,6 @@ sym_dso_open(struct sym_dso **dp, const char *path, const char *build_id,
 	}
 	*dp = d;
 	return 0;
-}
-
-/*
- * Appends to @chain the subprogram / inlined_subroutine DIEs under
- * @parent that contain @pc, outermost first.  Among siblings that all
- * contain @pc (assembler output lists every alias of a function as its
- * own subprogram), @last picks the last one as binutils does, else the
- * first.
- */
-static int
-walk(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n, int max,
-    int last)
-{
-	Dwarf_Die child, hit;
-	int found = 0, hit_tag = 0;
-
-	if (dwarf_child(parent, &child) != 0)
-		return n;
-	do {
-		int tag = dwarf_tag(&child), m;
-
-		switch (tag) {
-		case DW_TAG_subprogram:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_lexical_block:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-			if (dwarf_haspc(&child, pc) != 1)
-				break;
-			if (found && hit_tag != tag)
-				break;
-			hit = child;
-			hit_tag = tag;
-			found = 1;
-			break;
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-			if (n > 0 || found)
-				break;
-			m = walk(&child, pc, chain, n, max, last);
-			if (m > n)
-				return m;
-			break;
-		default:
-			break;
-		}
-	} while ((!found || last) && dwarf_siblingof(&child, &child) == 0);
-	if (!found)
-		return n;
-	if (hit_tag == DW_TAG_subprogram || hit_tag == DW_TAG_inlined_subroutine) {
-		if (n >= max)
-			return n;
-		chain[n++] = hit;
-	}
-	return walk(&hit, pc, chain, n, max, last);
 }
 
 /* Linkage name if any (*@linkage 1), else DW_AT_name, through origins. */
@@ -778,7 +729,8 @@ dwarf_frames(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 	/* dwfl may hand out a CU that does not cover pc (crt1's _start). */
 	if (dwarf_haspc(&cu, pc) != 1)
 		return 0;
-	n = walk(&cu, pc, chain, 0, max, rules == SYM_RULES_A2L);
+	n = sym_dwwalk_chain(d->walk, &cu, pc, chain, max,
+	    rules == SYM_RULES_A2L);
 	comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &cda));
 	if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
 		files = NULL;

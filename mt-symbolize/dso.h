@@ -5,8 +5,8 @@
  * its DWARF (libdw/libdwfl, found
  * next to the file, by build-id under /usr/lib/debug and the --debug-dir
  * directories, by .gnu_debuglink, or through debuginfod when
- * DEBUGINFOD_URLS is set).  This is the only module that includes the
- * libdw headers.
+ * DEBUGINFOD_URLS is set).  This module and its DIE walk (dwwalk.h) are
+ * the only ones that include the libdw headers.
  *
  * Addresses are file-relative virtual addresses.  Names are raw (mangled);
  * demangling is the caller's business.
