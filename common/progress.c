@@ -4,7 +4,9 @@
  * is read once per MT_PROGRESS_STRIDE calls to mt_progress_due(), so a
  * per-event call costs an increment and a compare.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -38,6 +40,21 @@ mt_progress_wanted(int quiet, const char *in)
 	if (rc == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
 		return 0;
 	return 1;
+}
+
+unsigned int
+mt_progress_interval_ms(void)
+{
+	const char *e = getenv("MT_PROGRESS_INTERVAL_MS");
+	unsigned long v;
+	char *end;
+
+	if (e == NULL || *e < '0' || *e > '9')
+		return 250;
+	errno = 0;
+	v = strtoul(e, &end, 10);
+	return errno != 0 || *end != '\0' || v > 60000 ? 250 :
+	    (unsigned int)v;
 }
 
 void

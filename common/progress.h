@@ -32,6 +32,12 @@ struct mt_progress {
  * the ones reading its output stay silent instead of overwriting it.
  */
 int mt_progress_wanted(int quiet, const char *in);
+/*
+ * The interval between lines the user asked for: MT_PROGRESS_INTERVAL_MS
+ * from the environment, decimal digits 0 to 60000 (0: a line at every
+ * check); else, or when it is not set, 250 ms.
+ */
+unsigned int mt_progress_interval_ms(void);
 /* Start: @total input bytes (0 unknown); first line after @interval_ms. */
 void mt_progress_init(struct mt_progress *p, const char *prog,
 		      uint64_t total, unsigned int interval_ms);

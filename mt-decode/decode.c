@@ -1928,21 +1928,13 @@ void
 decode_progress_start(struct decode_progress *dp, const struct mt_snap *s,
     int fd)
 {
-	const char *e = getenv("MT_PROGRESS_INTERVAL_MS");
-	unsigned long ms = 250;
 	uint64_t total = 0;
-	char *end;
 	size_t i;
 
-	if (e != NULL && *e != '\0') {
-		errno = 0;
-		ms = strtoul(e, &end, 10);
-		if (errno != 0 || *end != '\0' || ms > 60000)
-			ms = 250;
-	}
 	for (i = 0; i < s->naux; i++)
 		total += s->aux[i].len;
-	mt_progress_init(&dp->p, "mt-decode", total, (unsigned int)ms);
+	mt_progress_init(&dp->p, "mt-decode", total,
+	    mt_progress_interval_ms());
 	dp->fd = fd;
 	dp->done = 0;
 }

@@ -272,8 +272,7 @@ main(int argc, char **argv)
 	    (rc = check_files(&o)) != 0)
 		return rc;
 	if (mt_progress_wanted(o.quiet, o.in)) {
-		o.progress_ms = (int)numarg_env("MT_PROGRESS_INTERVAL_MS",
-		    60000, 250);
+		o.progress_ms = (int)mt_progress_interval_ms();
 		o.show = show;
 	}
 	if (strcmp(o.in, "-") != 0 && (fd = open(o.in, O_RDONLY)) < 0) {

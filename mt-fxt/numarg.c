@@ -61,14 +61,3 @@ numarg_pair(char *s, uint64_t *a, uint64_t *b, enum numarg_units u)
 	*comma = '\0';
 	return numarg(s, a, u) < 0 || numarg(comma + 1, b, u) < 0 ? -1 : 0;
 }
-
-uint64_t
-numarg_env(const char *name, uint64_t max, uint64_t dflt)
-{
-	const char *e = getenv(name);
-	uint64_t v;
-
-	if (e == NULL || numarg(e, &v, NUMARG_PLAIN) < 0 || v > max)
-		return dflt;
-	return v;
-}

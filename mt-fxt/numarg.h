@@ -15,7 +15,5 @@ enum numarg_units {
 int numarg(const char *s, uint64_t *v, enum numarg_units u);
 /* "A,B" (modifies @s); returns 0 or -1. */
 int numarg_pair(char *s, uint64_t *a, uint64_t *b, enum numarg_units u);
-/* Environment variable @name as a plain number <= @max, else @dflt. */
-uint64_t numarg_env(const char *name, uint64_t max, uint64_t dflt);
 
 #endif /* MT_FXT_NUMARG_H */

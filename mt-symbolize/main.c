@@ -124,21 +124,6 @@ show_cb(void *ctx, const char *text, size_t len)
 	}
 }
 
-/* Progress interval: MT_PROGRESS_INTERVAL_MS (0 to 60000), else 250 ms. */
-static int
-progress_ms(void)
-{
-	const char *e = getenv("MT_PROGRESS_INTERVAL_MS");
-	unsigned long v;
-	char *end;
-
-	if (e == NULL || *e == '\0')
-		return 250;
-	errno = 0;
-	v = strtoul(e, &end, 10);
-	return errno != 0 || *end != '\0' || v > 60000 ? 250 : (int)v;
-}
-
 /* SIGINT, SIGTERM, SIGHUP: remove the unfinished output, die by the signal */
 static void
 on_signal(int sig)
@@ -223,7 +208,7 @@ main(int argc, char **argv)
 	s.warn = warn_cb;
 	s.warn_ctx = &quiet;
 	if (mt_progress_wanted(quiet, s.in))
-		s.progress_ms = progress_ms();
+		s.progress_ms = (int)mt_progress_interval_ms();
 	rc = sym_stream_run(&s, &d, msg, sizeof(msg));
 	if (rc < 0) {
 		say("%s", msg);

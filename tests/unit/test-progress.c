@@ -5,6 +5,7 @@
  * (never due before the interval, due after it) and the erase sequence
  * only after a line was shown.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -84,6 +85,30 @@ clear_only_when_shown(void)
 	CHECK_EQ_U64(mt_progress_clear(&p, buf, sizeof(buf)), 0);
 }
 
+static void
+interval_from_environment(void)
+{
+	static const struct {
+		const char *v;		/* MT_PROGRESS_INTERVAL_MS, or NULL */
+		unsigned int ms;	/* the interval it gives */
+	} c[] = {
+		{ NULL, 250 }, { "", 250 }, { "0", 0 }, { "40", 40 },
+		{ "60000", 60000 }, { "60001", 250 }, { "abc", 250 },
+		{ "12x", 250 }, { "-1", 250 }, { " 5", 250 }, { "+5", 250 },
+		{ "99999999999999999999999", 250 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		if (c[i].v == NULL)
+			unsetenv("MT_PROGRESS_INTERVAL_MS");
+		else
+			setenv("MT_PROGRESS_INTERVAL_MS", c[i].v, 1);
+		CHECK(mt_progress_interval_ms() == c[i].ms);
+	}
+	unsetenv("MT_PROGRESS_INTERVAL_MS");
+}
+
 int
 main(void)
 {
@@ -92,5 +117,6 @@ main(void)
 	TEST(truncated_to_buffer);
 	TEST(throttled);
 	TEST(clear_only_when_shown);
+	TEST(interval_from_environment);
 	return tap_done();
 }
