@@ -536,25 +536,6 @@ mt_elf_open(struct mt_elf **ep, const char *path)
 }
 
 int
-mt_elf_open_mem(struct mt_elf **ep, const void *p, size_t len)
-{
-	struct mt_elf *e;
-
-	*ep = NULL;
-	elf_version(EV_CURRENT);
-	e = new_elf();
-	if (e == NULL || (e->mem = malloc(len ? len : 1)) == NULL) {
-		free(e);
-		set_err(open_errmsg, "%s", mt_strerror(-MT_E_NOMEM));
-		return -MT_E_NOMEM;
-	}
-	memcpy(e->mem, p, len);
-	e->size = len;
-	e->elf = elf_memory(e->mem, len);
-	return open_common(ep, e);
-}
-
-int
 mt_elf_open_ref(struct mt_elf **ep, const void *p, size_t len)
 {
 	struct mt_elf *e;
@@ -570,6 +551,27 @@ mt_elf_open_ref(struct mt_elf **ep, const void *p, size_t len)
 	/* libelf reads a native-order image in place and writes nothing. */
 	e->elf = elf_memory((char *)(uintptr_t)p, len);
 	return open_common(ep, e);
+}
+
+int
+mt_elf_open_mem(struct mt_elf **ep, const void *p, size_t len)
+{
+	void *copy = malloc(len ? len : 1);
+	int rc;
+
+	*ep = NULL;
+	if (copy == NULL) {
+		set_err(open_errmsg, "%s", mt_strerror(-MT_E_NOMEM));
+		return -MT_E_NOMEM;
+	}
+	memcpy(copy, p, len);
+	rc = mt_elf_open_ref(ep, copy, len);
+	if (rc < 0) {
+		free(copy);
+		return rc;
+	}
+	(*ep)->mem = copy;	/* freed with it */
+	return 0;
 }
 
 void
