@@ -670,6 +670,9 @@ print_summary(struct agg *a, const struct fxt_stats *st)
 	    PRIu64 ", inferred %" PRIu64 ", decode errors %" PRIu64
 	    ", trigger hits %" PRIu64 "\n", sym_nthreads(a->o->sym),
 	    st->events, st->frames, st->inferred, st->errors, st->triggers);
+	if (sym_ntracks(a->o->sym))
+		sink_printf(s, "goroutine tracks: %" PRIu32 "\n",
+		    sym_ntracks(a->o->sym));
 	if (st->folded)
 		sink_printf(s, "frames folded below the depth limit: %" PRIu64
 		    "\n", st->folded);

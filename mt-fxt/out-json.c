@@ -2,7 +2,8 @@
 /*
  * --format json: the Chrome trace event format (catapult's "Trace Event
  * Format"), which Perfetto, chrome://tracing and speedscope read.  Frames
- * are B/E events with real pids and tids, timestamps in microseconds with
+ * are B/E events with real pids and tids (a goroutine's track: see
+ * jtid), timestamps in microseconds with
  * three decimals (nanosecond precision), process and thread names as
  * metadata (M) events, trigger hits as instant events on a "triggers"
  * process (pid 0).  Events are written in the FXT order (defer.h): sorted
@@ -111,6 +112,17 @@ jpid(const struct sym_thread *t)
 	return t->pid ? t->pid : t->tid;
 }
 
+/*
+ * A goroutine track's JSON tid: above every Linux tid (pid_max is at most
+ * 2^22), one per track, so that viewers keep the tracks apart; its name
+ * gives the real tid.
+ */
+static uint32_t
+jtid(const struct sym_thread *t)
+{
+	return t->goroutine ? (UINT32_C(1) << 22) + t->index : t->tid;
+}
+
 static int
 mark(uint8_t **v, uint32_t *n, uint32_t i)
 {
@@ -161,7 +173,7 @@ meta(struct ojson *j, const struct sym_thread *t)
 		sep(j);
 		sink_printf(s, "{\"name\":\"thread_name\",\"ph\":\"M\","
 		    "\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-		    ",\"args\":{\"name\":\"", jpid(t), t->tid);
+		    ",\"args\":{\"name\":\"", jpid(t), jtid(t));
 		if (t->comm) {
 			esc_h(j, t->comm);
 			sink_puts(s, " ");
@@ -185,7 +197,7 @@ emit(void *ctx, const struct sym_thread *t, int kind, uint64_t ts,
 	    "B" : "E");
 	ts_us(s, ts);
 	sink_printf(s, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, jpid(t),
-	    t->tid);
+	    jtid(t));
 	if (kind == DEFER_BEGIN) {
 		const char *c = "{";
 

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "gor.h"
 #include "grow.h"
 #include "events.h"
 #include "out.h"
@@ -62,6 +63,9 @@ recon_new(struct recon **rp, struct sym *sym, struct view *v,
 	r->n_gogo_dst[2] = sym_cintern(sym, "runtime.morestack.abi0");
 	r->n_sched[0] = r->n_sched[1] = r->n_sched[2] =
 	    sym_cintern(sym, "runtime.schedule");
+	r->n_goexit[0] = sym_cintern(sym, "runtime.goexit0");
+	r->n_goexit[1] = sym_cintern(sym, "runtime.goexit0.abi0");
+	r->n_goexit[2] = sym_cintern(sym, "runtime.goexit1");
 	if (sym_error(sym)) {
 		free(r);
 		return -MT_E_NOMEM;
@@ -79,6 +83,7 @@ rthread_fini(void *p)
 	free(rt->seg);
 	free(rt->mark);
 	free(rt->batch);
+	gor_fini(rt);
 }
 
 void
@@ -108,15 +113,8 @@ get_thread(struct recon *r, uint32_t tid)
 	    (rt = thrtab_get(&r->thr, t->index, sizeof(*rt), &fresh)) == NULL)
 		return NULL;
 	if (fresh)
-		rt->t = t;
+		rt->t = rt->track = rt->shown = t;
 	return rt;
-}
-
-static int
-is_name(uint32_t name, const uint32_t set[3])
-{
-	return name != 0 && (name == set[0] || name == set[1] ||
-	    name == set[2]);
 }
 
 /*
@@ -347,6 +345,7 @@ error_reset(struct recon *r, struct rthread *rt, uint32_t name)
 	r->st->errors++;
 	if (stack_push(r, rt, &f, 0, 1, 0) != NULL)
 		stack_pop(r, rt);
+	gor_close(r, rt);
 	stack_close_window(r, rt);
 	stack_open_window(r, rt, 0);
 }
@@ -410,40 +409,58 @@ kernel_leave(struct recon *r, struct rthread *rt, const struct bev *e)
 }
 
 /*
+ * Goroutine @idx of gor_verdict runs from gogo's jump @e: a parked one
+ * goes on where its mcall returns (its mcall frame ends); a new one
+ * begins with the target (its callers are inferred as it returns).
+ */
+static void
+go_enter(struct recon *r, struct rthread *rt, int idx, const struct bev *e)
+{
+	if (gor_enter(r, rt, idx))
+		arrive(r, rt, e->loc[1], e->a[1]);
+	else
+		stack_push_loc(r, rt, e->loc[1], e->a[1], 0, 0);
+}
+
+/*
  * Go's scheduler switches goroutines by jumping out of gogo to a saved
  * PC (magic-trace, src/trace_writer.ml Go_hacks: as if returned from the
  * last runtime.mcall or runtime.morestack, whose frames end).  (mt) That
- * holds only when the goroutine that entered mcall or morestack is the
- * one that resumes: newstack back into the function that grew its stack,
- * park_m or exitsyscall0 running the same goroutine again through
- * execute.  When runtime.schedule ran in between, it picked a goroutine
- * the trace cannot tell from another (the stream has no stack pointer):
- * the frames below mcall are the parked goroutine's, so every frame
- * ends and the thread starts over at the target, as with no mcall open.
- * Returns whether the top frame was gogo.
+ * holds as is only when the goroutine that entered mcall or morestack is
+ * the one that resumes: newstack back into the function that grew its
+ * stack, park_m or exitsyscall0 running the same goroutine again through
+ * execute.  When runtime.schedule ran in between, it may have picked
+ * another goroutine: the one leaving parks with its frames, open on its
+ * track (gor.c), and the one gogo jumps to is a parked one whose mcall
+ * returns there, told apart by the returns that follow when several
+ * parked there (the events are held until then, see hold()), or a new
+ * one, whose window starts at the target.  Returns whether the top frame
+ * was gogo.
  */
 static int
-go_switch(struct recon *r, struct rthread *rt, uint32_t loc, uint64_t addr)
+go_switch(struct recon *r, struct rthread *rt, const struct bev *e)
 {
-	const struct sym_loc *l = sym_loc(r->sym, loc);
+	const struct sym_loc *l = sym_loc(r->sym, e->loc[1]);
 	int ti = stack_top_real(rt), k, sched = 0;
 
-	if (ti < 0 || !is_name(rt->fr[ti].f.name, r->n_gogo) ||
-	    (l != NULL && is_name(l->frames[0].name, r->n_gogo)))
+	if (ti < 0 || !stack_is_name(rt->fr[ti].f.name, r->n_gogo) ||
+	    (l != NULL && stack_is_name(l->frames[0].name, r->n_gogo)))
 		return 0;	/* runtime.gogo jumps to gogo: not yet */
 	for (k = ti; (k = stack_real_below(rt, k)) >= 0;) {
-		if (is_name(rt->fr[k].f.name, r->n_gogo_dst))
+		if (stack_is_name(rt->fr[k].f.name, r->n_gogo_dst))
 			break;
-		sched |= is_name(rt->fr[k].f.name, r->n_sched);
+		sched |= stack_is_name(rt->fr[k].f.name, r->n_sched);
 	}
 	if (k >= 0 && !sched) {
 		stack_pop_to(r, rt, (uint32_t)k);
-		arrive(r, rt, loc, addr);
-	} else {
-		stack_close_window(r, rt);
-		stack_open_window(r, rt, 0);
-		stack_push_loc(r, rt, loc, addr, 0, 0);
+		arrive(r, rt, e->loc[1], e->a[1]);
+		return 1;
 	}
+	gor_leave(r, rt, k);
+	if (gor_candidates(r, rt, e->a[1]) > 0)
+		gor_defer(rt, e, rt->btime);
+	else
+		go_enter(r, rt, GOR_NEW, e);
 	return 1;
 }
 
@@ -461,7 +478,7 @@ ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 
 		stack_push(r, rt, &f, 0, 1, 0);
 	}
-	if (go_switch(r, rt, e->loc[1], e->a[1]))
+	if (go_switch(r, rt, e))
 		return;
 	/*
 	 * (mt) The return's source says which function returns: another
@@ -552,7 +569,7 @@ apply(struct recon *r, struct rthread *rt, uint64_t ts, const struct bev *e)
 		break;
 	case MT_EV_JMP:
 		infer_source(r, rt, e->loc[0], e->a[0]);
-		if (go_switch(r, rt, e->loc[1], e->a[1]))
+		if (go_switch(r, rt, e))
 			break;
 		if (stack_ident(r, e->loc[1]) == 0 && !stack_seg_empty(rt) &&
 		    e->a[1] != 0 && stack_find_site(rt, stack_top_real(rt), e->a[1]) < 0)
@@ -608,16 +625,109 @@ apply(struct recon *r, struct rthread *rt, uint64_t ts, const struct bev *e)
 	}
 }
 
-/* Apply the batch, spreading its time over [btime, next). */
+static void hold(struct recon *r, struct rthread *rt, uint64_t t,
+    const struct bev *e);
+static void decide(struct recon *r, struct rthread *rt, int v);
+
+/*
+ * Apply the batch, spreading its time over [btime, next).  When gogo
+ * resumes a goroutine not known yet, what the batch did so far happens
+ * at its time (no share of the time after), and the rest of it is held
+ * with the events that follow.
+ */
 static void
 flush(struct recon *r, struct rthread *rt, uint64_t next)
 {
-	uint32_t i;
+	uint32_t i, n = rt->nb, k;
+	int v;
 
-	for (i = 0; i < rt->nb && !r->err; i++)
+	for (i = 0; i < n && !r->err && !rt->deciding; i++)
 		apply(r, rt, rt->btime, &rt->batch[i]);
 	rt->nb = 0;
-	stack_log_replay(r, rt, rt->btime, next > rt->btime ? next - rt->btime : 0);
+	if (!rt->deciding) {
+		stack_log_replay(r, rt, rt->btime,
+		    next > rt->btime ? next - rt->btime : 0);
+		return;
+	}
+	stack_log_replay(r, rt, rt->btime, 0);
+	k = rt->npend;
+	for (; i < n; i++)
+		if (gor_hold(r, rt, rt->btime, &rt->batch[i]) < 0)
+			return;
+	for (; k < rt->npend; k++)
+		if ((v = gor_watch(r, rt, &rt->pend[k].e)) != GOR_WAIT) {
+			decide(r, rt, v);
+			return;
+		}
+}
+
+/* Take event @e at @t into the thread's batch, or hold it. */
+static void
+feed(struct recon *r, struct rthread *rt, uint64_t t, const struct bev *e)
+{
+	/* `br` records never end a batch: they must not change times. */
+	if (rt->nb > 0 && (rt->nb == RECON_MAX_BATCH ||
+	    (e->kind != MT_EV_BR && t > rt->btime)))
+		flush(r, rt, t);
+	if (rt->deciding) {
+		hold(r, rt, t, e);
+		return;
+	}
+	if (e->kind != MT_EV_BR || rt->nb == 0)
+		rt->btime = t;
+	if (fxt_grow((void **)&rt->batch, &rt->capb, rt->nb + 1,
+	    sizeof(*rt->batch)) < 0) {
+		r->err = -MT_E_NOMEM;
+		return;
+	}
+	rt->batch[rt->nb++] = *e;
+}
+
+/*
+ * The goroutine gogo resumed is @v (gor_verdict): it goes on at the
+ * jump's time, then the events held meanwhile are applied.
+ */
+static void
+decide(struct recon *r, struct rthread *rt, int v)
+{
+	struct pev *p = rt->pend;
+	uint32_t n = rt->npend, i;
+
+	rt->pend = NULL;
+	rt->npend = rt->cappend = 0;
+	rt->deciding = 0;
+	go_enter(r, rt, v, &rt->gjump);
+	stack_log_replay(r, rt, rt->gtime, 0);
+	for (i = 0; i < n && !r->err; i++)
+		feed(r, rt, p[i].t, &p[i].e);
+	free(p);
+}
+
+/* While a resume is open: hold @e at @t, and decide once it tells. */
+static void
+hold(struct recon *r, struct rthread *rt, uint64_t t, const struct bev *e)
+{
+	int v;
+
+	if (gor_hold(r, rt, t, e) < 0)
+		return;
+	if ((v = gor_watch(r, rt, e)) != GOR_WAIT)
+		decide(r, rt, v);
+}
+
+/*
+ * Apply all the thread has: its batch (its time spread to @next, or
+ * none) and the events held for a resume, decided now as it stands.
+ */
+static void
+drain(struct recon *r, struct rthread *rt, uint64_t next)
+{
+	while (!r->err && (rt->deciding || rt->nb > 0)) {
+		if (rt->deciding)
+			decide(r, rt, gor_verdict(rt, 1));
+		else
+			flush(r, rt, next > rt->btime ? next : rt->btime);
+	}
 }
 
 static uint32_t
@@ -648,7 +758,7 @@ int
 recon_event(struct recon *r, const struct mt_ev *ev)
 {
 	struct rthread *rt;
-	struct bev *e;
+	struct bev e;
 	uint64_t t;
 
 	if (r->err)
@@ -677,13 +787,10 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 	}
 	if (t < rt->btime)
 		t = rt->btime;	/* out of order: keep the thread monotonic */
-	/* `br` records never end a batch: they must not change times. */
-	if (rt->nb > 0 && (rt->nb == RECON_MAX_BATCH ||
-	    ev->kind == MT_EV_END || (ev->kind != MT_EV_BR && t > rt->btime)))
-		flush(r, rt, t);
-	if (ev->kind != MT_EV_BR || rt->nb == 0)
-		rt->btime = t;
 	if (ev->kind == MT_EV_END) {
+		drain(r, rt, t);
+		rt->btime = t;
+		gor_close(r, rt);
 		stack_close_window(r, rt);
 		stack_log_replay(r, rt, t, 0);
 		return r->err;
@@ -694,8 +801,8 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 		 * that time get no share of the time after it, and every
 		 * frame ends there (as magic-trace).
 		 */
-		if (rt->nb > 0)
-			flush(r, rt, t);
+		drain(r, rt, t);
+		rt->btime = t;
 		rt->haserr = 1;
 		rt->errtime = t;
 		rt->last = t;
@@ -704,19 +811,16 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 		stack_log_replay(r, rt, t, 0);
 		return r->err ? r->err : sym_error(r->sym);
 	}
-	if (fxt_grow((void **)&rt->batch, &rt->capb, rt->nb + 1,
-	    sizeof(*rt->batch)) < 0)
-		return r->err = -MT_E_NOMEM;
-	e = &rt->batch[rt->nb++];
-	e->kind = (uint8_t)ev->kind;
-	e->a[0] = ev->addr[0];
-	e->a[1] = ev->addr[1];
-	e->loc[0] = ev->loc[0];
-	e->loc[1] = ev->loc[1];
-	e->str = (ev->kind == MT_EV_TRIGGER || ev->kind == MT_EV_DISABLE ||
+	e.kind = (uint8_t)ev->kind;
+	e.a[0] = ev->addr[0];
+	e.a[1] = ev->addr[1];
+	e.loc[0] = ev->loc[0];
+	e.loc[1] = ev->loc[1];
+	e.str = (ev->kind == MT_EV_TRIGGER || ev->kind == MT_EV_DISABLE ||
 	    ev->kind == MT_EV_TX) ? event_str(r, ev) : 0;
 	if (sym_error(r->sym))
-		r->err = sym_error(r->sym);
+		return r->err = sym_error(r->sym);
+	feed(r, rt, t, &e);
 	return r->err;
 }
 
@@ -731,8 +835,9 @@ recon_finish(struct recon *r)
 
 		if (rt == NULL || !rt->live)
 			continue;
-		flush(r, rt, rt->btime);
+		drain(r, rt, rt->btime);
 		end = rt->last > rt->btime ? rt->last : rt->btime;
+		gor_close(r, rt);
 		stack_close_window(r, rt);
 		stack_log_replay(r, rt, end, 0);
 	}

@@ -5,9 +5,10 @@
  * magic-trace's policies (src/trace_writer.ml) where they hold on real
  * programs; the table in docs/formats/fxt.md gives every rule and where
  * mt differs.  Frames go to a view (view.h).  Memory: per thread, the
- * open frames, the open signal handlers, and one batch of same-timestamp
+ * open frames, the open signal handlers, one batch of same-timestamp
  * events (at most RECON_MAX_BATCH; a longer run of equal timestamps is
- * not spread) with what it begins and ends.
+ * not spread) with what it begins and ends, and for Go the parked
+ * goroutines' frames and the events held while a resume is open (gor.h).
  */
 #ifndef MT_FXT_RECON_H
 #define MT_FXT_RECON_H

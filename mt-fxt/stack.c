@@ -14,6 +14,13 @@
 #include "sym.h"
 #include "view.h"
 
+int
+stack_is_name(uint32_t name, const uint32_t set[3])
+{
+	return name != 0 && (name == set[0] || name == set[1] ||
+	    name == set[2]);
+}
+
 /*
  * The log.
  */
@@ -37,7 +44,8 @@ stack_log_add(struct recon *r, int kind)
 
 /*
  * Replay the log to the view from @start, spreading @left ns over the
- * frames that begin, then forget it.
+ * frames that begin, then forget it.  Entries go to the track the last
+ * OP_TRACK named (the thread's own track before any).
  */
 void
 stack_log_replay(struct recon *r, struct rthread *rt, uint64_t start,
@@ -57,19 +65,22 @@ stack_log_replay(struct recon *r, struct rthread *rt, uint64_t start,
 			o->ts = r->log[o->tref].ts;
 		switch (o->kind) {
 		case OP_BEGIN:
-			view_begin(r->v, rt->t, o->ts, &o->f);
+			view_begin(r->v, rt->shown, o->ts, &o->f);
 			break;
 		case OP_END:
-			view_end(r->v, rt->t, o->ts);
+			view_end(r->v, rt->shown, o->ts);
 			break;
 		case OP_SEG_PUSH:
-			view_seg_push(r->v, rt->t, o->ts);
+			view_seg_push(r->v, rt->shown, o->ts);
 			break;
 		case OP_SEG_POP:
-			view_seg_pop(r->v, rt->t, o->ts);
+			view_seg_pop(r->v, rt->shown, o->ts);
 			break;
 		case OP_TRIGGER:
-			view_trigger(r->v, rt->t, o->ts, o->f.addr, o->f.name);
+			view_trigger(r->v, rt->shown, o->ts, o->f.addr, o->f.name);
+			break;
+		case OP_TRACK:
+			rt->shown = o->track;
 			break;
 		}
 		if (o->share) {

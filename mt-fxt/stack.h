@@ -60,7 +60,7 @@ struct bev {
 	uint32_t str;		/* sym handle of the string field */
 };
 
-enum { OP_BEGIN, OP_END, OP_SEG_PUSH, OP_SEG_POP, OP_TRIGGER };
+enum { OP_BEGIN, OP_END, OP_SEG_PUSH, OP_SEG_POP, OP_TRIGGER, OP_TRACK };
 
 /* What the view must see, logged while a batch is applied. */
 struct op {
@@ -70,6 +70,24 @@ struct op {
 	uint32_t tref;		/* inferred: log entry whose time it takes */
 	uint64_t ts;		/* time (set when replayed) */
 	struct frame f;		/* OP_BEGIN; OP_TRIGGER: name = what */
+	struct sym_thread *track;	/* OP_TRACK: what follows goes there */
+};
+
+/* A goroutine parked on its thread while others run (Go, gor.c). */
+struct rpark {
+	struct sym_thread *t;	/* its track, where its frames stay open */
+	struct rframe *fr;	/* its frames, bottom first (owned); the top
+				 * one is the runtime.mcall or morestack it
+				 * parked in */
+	uint32_t nfr;
+	uint64_t create;	/* when its track's window opened */
+	uint8_t cand;		/* may be the goroutine being resumed */
+};
+
+/* An event held while the goroutine gogo resumed is not known yet. */
+struct pev {
+	uint64_t t;		/* its time */
+	struct bev e;
 };
 
 struct rthread {
@@ -90,6 +108,25 @@ struct rthread {
 	uint8_t haserr;
 	uint8_t live;		/* a window is open */
 	uint8_t seen;		/* a window was opened before */
+	/* Go's goroutines (gor.c). */
+	struct sym_thread *track;	/* where frames go now: the thread's
+					 * own track, or a goroutine's */
+	struct sym_thread *shown;	/* where the log's replay is at */
+	struct rpark *park;	/* parked goroutines, oldest first */
+	uint32_t npark, cappark;
+	struct sym_thread **spare;	/* goroutine tracks with nothing open */
+	uint32_t nspare, capspare;
+	uint32_t ntracks;	/* goroutine tracks made for this thread */
+	uint8_t tparked;	/* rt->track's goroutine is parked */
+	uint8_t deciding;	/* gogo resumed a goroutine not known yet */
+	struct pev *pend;	/* the events held meanwhile */
+	uint32_t npend, cappend;
+	struct bev gjump;	/* the jump out of gogo */
+	uint64_t gtime;		/* its time */
+	uint32_t gdepth;	/* calls above the resumed frame not returned */
+	uint32_t gdown;		/* frames below it returned from */
+	uint8_t gkernel;	/* in a kernel entry */
+	uint8_t gconfirm;	/* a return matched a candidate's frame */
 };
 
 struct recon {
@@ -104,9 +141,11 @@ struct recon {
 	/* Interned names. */
 	uint32_t n_unknown, n_untraced, n_syscall, n_overflow;
 	uint32_t s_syscall, s_async, s_begin, s_commit, s_abort;
-	uint32_t n_gogo[3], n_gogo_dst[3], n_sched[3];
+	uint32_t n_gogo[3], n_gogo_dst[3], n_sched[3], n_goexit[3];
 };
 
+/* @name is one of the three names of @set (0 is none). */
+int stack_is_name(uint32_t name, const uint32_t set[3]);
 /* A new log entry of @kind, NULL (and r->err) when memory runs out. */
 struct op *stack_log_add(struct recon *r, int kind);
 /*

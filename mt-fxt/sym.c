@@ -76,6 +76,7 @@ struct sym {
 	struct idmap tids;	/* tid -> thread index + 1 */
 	struct sym_thread **threads;
 	uint32_t nthr, capthr;
+	uint32_t ntracks;	/* of which goroutine tracks (sym_track) */
 };
 
 static uint64_t
@@ -540,6 +541,35 @@ sym_thread(struct sym *s, uint32_t pid, uint32_t tid)
 	return t;
 }
 
+struct sym_thread *
+sym_track(struct sym *s, const struct sym_thread *of, uint32_t n)
+{
+	struct sym_thread *t;
+	size_t clen;
+	const char *c = sym_str(s, of->comm, &clen);
+	char *b;
+
+	if (fxt_grow((void **)&s->threads, &s->capthr, s->nthr + 1,
+	    sizeof(*s->threads)) < 0 || (t = calloc(1, sizeof(*t))) == NULL) {
+		s->err = -MT_E_NOMEM;
+		return NULL;
+	}
+	*t = *of;
+	t->goroutine = n;
+	t->index = s->nthr;
+	if ((b = malloc(clen + 32)) != NULL) {
+		t->comm = sym_intern(s, b, (size_t)snprintf(b, clen + 32,
+		    "%.*s%sgoroutine #%" PRIu32, (int)clen, c, clen ? " " : "",
+		    n));
+		free(b);
+	}
+	s->threads[s->nthr++] = t;
+	s->ntracks++;
+	if (b == NULL)
+		s->err = -MT_E_NOMEM;
+	return t;
+}
+
 int
 sym_name_thread(struct sym *s, struct sym_thread *t, uint32_t pid,
     const char *comm)
@@ -563,7 +593,13 @@ sym_proc(const struct sym *s, uint32_t index)
 uint32_t
 sym_nthreads(const struct sym *s)
 {
-	return s->nthr;
+	return s->nthr - s->ntracks;
+}
+
+uint32_t
+sym_ntracks(const struct sym *s)
+{
+	return s->ntracks;
 }
 
 const struct sym_thread *

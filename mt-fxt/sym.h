@@ -38,6 +38,9 @@ struct sym_thread {
 	uint32_t comm;		/* string handle: thread name, 0 unknown */
 	uint32_t index;		/* 0, 1, 2... in order of creation */
 	uint32_t proc;		/* index of its process (sym_proc) */
+	uint32_t goroutine;	/* 0 a thread; N: the track of the N-th
+				 * goroutine mt-fxt told apart on thread
+				 * tid (sym_track), not Go's goroutine id */
 };
 
 struct sym_proc {
@@ -90,8 +93,18 @@ int sym_add_proc(struct sym *s, uint32_t pid, const char *comm,
     const char *cmdline);
 /* The thread @tid, created (with pid @pid, 0 unknown) if new. */
 struct sym_thread *sym_thread(struct sym *s, uint32_t pid, uint32_t tid);
+/*
+ * A new track for the @n-th goroutine mt-fxt tells apart on thread @of
+ * (Go, see recon): same tid and process, named "COMM goroutine #N";
+ * never returned by sym_thread().  NULL when memory runs out.
+ */
+struct sym_thread *sym_track(struct sym *s, const struct sym_thread *of,
+    uint32_t n);
 const struct sym_proc *sym_proc(const struct sym *s, uint32_t index);
+/* Threads the stream names; goroutine tracks are not counted. */
 uint32_t sym_nthreads(const struct sym *s);
+/* Goroutine tracks made (sym_track). */
+uint32_t sym_ntracks(const struct sym *s);
 const struct sym_thread *sym_thread_at(const struct sym *s, uint32_t index);
 /* Give thread @t the name @comm (and its process, if pid was unknown). */
 int sym_name_thread(struct sym *s, struct sym_thread *t, uint32_t pid,

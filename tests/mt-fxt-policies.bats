@@ -155,15 +155,56 @@ policy() {
 	grep -qx '30   -entry_SYSCALL_64' "$D/kernel-nocall.expected"
 }
 
-@test "mt-fxt: Go's gogo after schedule starts the thread over; after newstack it unwinds to morestack" {
+@test "mt-fxt: Go's gogo back into the one goroutine parked there resumes its frames; after newstack it unwinds to morestack" {
 	policy go
-	# schedule picked the goroutine: the parked one's frames end too
-	grep -qx '80 -main.main' "$D/go.expected"
-	grep -qx '80   +runtime.gopark {address=0x2015}' "$D/go.expected"
+	# the goroutine parked, its mcall ends at the jump, main.main goes on
+	grep -qx '80     -runtime.mcall' "$D/go.expected"
+	grep -qx '90   -runtime.gopark' "$D/go.expected"
+	run grep -c 'main.main' "$D/go.expected"
+	[ "$output" = 2 ]
 	# newstack resumes the goroutine that grew its stack: main.main goes on
 	grep -qx '120   -runtime.morestack.abi0' "$D/go.expected"
 	grep -qx '150 -main.main' "$D/go.expected"
-	grep -qx '150 +main.worker {address=0x9010}' "$D/go.expected"
+}
+
+@test "mt-fxt: Go goroutines parked in the same place are told apart by the returns that follow, each on its track" {
+	policy go-two
+	grep -qx '== \[pid=10\] / g goroutine #2 \[tid=10\]' "$D/go-two.expected"
+	grep -qx '180         -runtime.mcall' "$D/go-two.expected"
+	grep -qx '220     -runtime.chansend' "$D/go-two.expected"
+	# the other stays parked, its frames open, until the end
+	grep -qx '240         -runtime.mcall' "$D/go-two.expected"
+	# JSON and the summary agree: one more track, with a tid of its own
+	run mt-fxt -q -F json "$D/go-two.events"
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/go-two.json"
+	"$MT_ROOT/tests/helpers/json-check" "$BATS_TEST_TMPDIR/go-two.json"
+	run jq -r '[.traceEvents[] | select(.ph == "B" and (.name == "main.ping"
+	    or .name == "main.pong")) | "\(.name) \(.tid)"] | unique | .[]' \
+	    "$BATS_TEST_TMPDIR/go-two.json"
+	[ "${lines[0]}" = "main.ping 10" ]
+	[ "${lines[1]}" = "main.pong 4194305" ]
+	run jq -r '.traceEvents[] | select(.ph == "M" and .tid == 4194305) |
+	    .args.name' "$BATS_TEST_TMPDIR/go-two.json"
+	[ "$output" = "g goroutine #2 [tid=10]" ]
+	run mt-fxt -q -F summary "$D/go-two.events"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "threads 1, "* ]]
+	[ "${lines[1]}" = "goroutine tracks: 1" ]
+}
+
+@test "mt-fxt: Go goroutines the returns never tell apart: the stretch runs on a track of its own, callers inferred" {
+	policy go-same
+	grep -qx '== \[pid=10\] / g goroutine #3 \[tid=10\]' "$D/go-same.expected"
+	grep -qx '170 +main.worker {address=0x1415, inferred_start_time=true}' \
+	    "$D/go-same.expected"
+}
+
+@test "mt-fxt: Go's gogo into a goroutine parked before the trace is not taken for the one seen parking there" {
+	policy go-unseen
+	grep -qx '90 +main.pong {address=0x1225, inferred_start_time=true}' \
+	    "$D/go-unseen.expected"
+	grep -qx '120 -main.main' "$D/go-unseen.expected"
 }
 
 @test "mt-fxt: a TSX abort ends the frames entered since the transaction began" {

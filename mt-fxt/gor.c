@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Go's goroutines on one thread (see gor.h).  The stream carries no
+ * stack pointer, so which goroutine gogo resumes is told by where it
+ * jumps: the return address of the runtime.mcall (or morestack) call the
+ * goroutine parked in, saved in its gobuf.pc.  Most goroutines park in
+ * the same place (gopark), so when several could resume there, the
+ * returns that follow tell them apart: the first return below the
+ * resumed frame goes back to its caller, which only some of them have.
+ * The events are held until one is left, then applied to its stack.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "events.h"
+#include "gor.h"
+#include "grow.h"
+#include "stack.h"
+#include "sym.h"
+
+/* Log that what follows goes to @t's track. */
+static void
+to_track(struct recon *r, struct rthread *rt, struct sym_thread *t)
+{
+	struct op *o = stack_log_add(r, OP_TRACK);
+
+	if (o != NULL)
+		o->track = t;
+	rt->track = t;
+}
+
+/* @t has nothing open: a later new goroutine may run on it. */
+static void
+spare(struct recon *r, struct rthread *rt, struct sym_thread *t)
+{
+	if (fxt_grow((void **)&rt->spare, &rt->capspare, rt->nspare + 1,
+	    sizeof(*rt->spare)) < 0) {
+		r->err = -MT_E_NOMEM;
+		return;
+	}
+	rt->spare[rt->nspare++] = t;
+}
+
+/* End parked goroutine @i's frames and window, and forget it. */
+static void
+retire(struct recon *r, struct rthread *rt, uint32_t i)
+{
+	struct rpark *p = &rt->park[i];
+	struct sym_thread *back = rt->track;
+	uint32_t k;
+
+	to_track(r, rt, p->t);
+	for (k = 0; k < p->nfr; k++)
+		stack_log_add(r, OP_END);
+	stack_log_add(r, OP_SEG_POP);
+	to_track(r, rt, back);
+	spare(r, rt, p->t);
+	free(p->fr);
+	memmove(p, p + 1, (rt->npark - i - 1) * sizeof(*p));
+	rt->npark--;
+}
+
+/* The runtime.goexit0 above index @k or runtime.goexit1 below it. */
+static int
+exiting(struct recon *r, struct rthread *rt, int k)
+{
+	int b = stack_real_below(rt, k);
+	uint32_t i;
+
+	if (b >= 0 && stack_is_name(rt->fr[b].f.name, r->n_goexit))
+		return 1;
+	for (i = (uint32_t)k + 1; i < rt->nfr; i++)
+		if (rt->fr[i].real)
+			return stack_is_name(rt->fr[i].f.name, r->n_goexit);
+	return 0;
+}
+
+void
+gor_leave(struct recon *r, struct rthread *rt, int k)
+{
+	struct rpark *p;
+
+	if (k < 0 || rt->nseg != 1 || exiting(r, rt, k)) {
+		/* Nothing to resume: its frames end, its track is free. */
+		stack_close_window(r, rt);
+		rt->live = 1;
+		rt->tparked = 0;
+		return;
+	}
+	stack_pop_to(r, rt, (uint32_t)k + 1);
+	if (rt->npark == GOR_MAX_PARK)
+		retire(r, rt, 0);
+	if (fxt_grow((void **)&rt->park, &rt->cappark, rt->npark + 1,
+	    sizeof(*rt->park)) < 0) {
+		r->err = -MT_E_NOMEM;
+		return;
+	}
+	p = &rt->park[rt->npark];
+	memset(p, 0, sizeof(*p));
+	p->fr = malloc(rt->nfr * sizeof(*p->fr));
+	if (p->fr == NULL) {
+		r->err = -MT_E_NOMEM;
+		return;
+	}
+	rt->npark++;
+	memcpy(p->fr, rt->fr, rt->nfr * sizeof(*p->fr));
+	p->nfr = rt->nfr;
+	p->t = rt->track;
+	/* A window opened in this batch starts at the batch's time. */
+	p->create = rt->seg[0].create_op == STACK_NONE ? rt->seg[0].create :
+	    rt->btime;
+	/* Its frames stay open on its track: no end is logged. */
+	rt->nfr = 0;
+	rt->nmark = 0;
+	rt->intx = 0;
+	rt->tparked = 1;
+}
+
+uint32_t
+gor_candidates(struct recon *r, struct rthread *rt, uint64_t addr)
+{
+	uint32_t i, n = 0;
+
+	(void)r;
+	for (i = 0; i < rt->npark; i++) {
+		const struct rframe *x = &rt->park[i].fr[rt->park[i].nfr - 1];
+
+		rt->park[i].cand = x->site != 0 && addr > x->site &&
+		    addr - x->site <= CALL_MAXLEN;
+		n += rt->park[i].cand;
+	}
+	return n;
+}
+
+int
+gor_enter(struct recon *r, struct rthread *rt, int idx)
+{
+	struct sym_thread *t;
+	struct rpark *p;
+
+	if (idx == GOR_NEW) {
+		if (rt->tparked) {
+			/* A track with nothing open, else a new one. */
+			if (rt->nspare > 0) {
+				t = rt->spare[--rt->nspare];
+			} else {
+				t = sym_track(r->sym, rt->t, ++rt->ntracks + 1);
+				if (t == NULL) {
+					r->err = -MT_E_NOMEM;
+					return 0;
+				}
+			}
+			to_track(r, rt, t);
+			rt->tparked = 0;
+		}
+		stack_open_window(r, rt, 0);
+		return 0;
+	}
+	if (!rt->tparked)
+		spare(r, rt, rt->track);	/* its window was closed */
+	p = &rt->park[idx];
+	if (fxt_grow((void **)&rt->fr, &rt->capfr, p->nfr,
+	    sizeof(*rt->fr)) < 0 || fxt_grow((void **)&rt->seg, &rt->capseg,
+	    1, sizeof(*rt->seg)) < 0) {
+		r->err = -MT_E_NOMEM;
+		return 0;
+	}
+	to_track(r, rt, p->t);
+	memcpy(rt->fr, p->fr, p->nfr * sizeof(*rt->fr));
+	rt->nfr = p->nfr;
+	rt->nseg = 1;
+	memset(rt->seg, 0, sizeof(*rt->seg));
+	rt->seg[0].create = p->create;
+	rt->seg[0].create_op = STACK_NONE;
+	rt->live = 1;
+	rt->tparked = 0;
+	free(p->fr);
+	memmove(p, p + 1, (rt->npark - (uint32_t)idx - 1) * sizeof(*p));
+	rt->npark--;
+	return 1;
+}
+
+void
+gor_defer(struct rthread *rt, const struct bev *e, uint64_t ts)
+{
+	rt->deciding = 1;
+	rt->gjump = *e;
+	rt->gtime = ts;
+	rt->gdepth = rt->gdown = 0;
+	rt->gkernel = rt->gconfirm = 0;
+}
+
+int
+gor_hold(struct recon *r, struct rthread *rt, uint64_t t, const struct bev *e)
+{
+	if (fxt_grow((void **)&rt->pend, &rt->cappend, rt->npend + 1,
+	    sizeof(*rt->pend)) < 0)
+		return r->err = -MT_E_NOMEM;
+	rt->pend[rt->npend].t = t;
+	rt->pend[rt->npend].e = *e;
+	rt->npend++;
+	return 0;
+}
+
+/*
+ * The real frame @down frames below the resumed one (the frame below
+ * the mcall/morestack on top), -1 if @p has none.
+ */
+static int
+level(const struct rpark *p, uint32_t down)
+{
+	int i = (int)p->nfr - 1;	/* the mcall/morestack */
+
+	for (down++; i-- > 0;)
+		if (p->fr[i].real && --down == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * A return at @e from the frame @rt->gdown below the resumed one: keep
+ * the candidates whose frame there was called from where it returns (the
+ * call's site), or, for a frame whose call was not seen, whose caller
+ * runs the function returned to.
+ */
+static void
+check(struct recon *r, struct rthread *rt, const struct bev *e)
+{
+	uint32_t id = stack_ident(r, e->loc[1]), i;
+
+	for (i = 0; i < rt->npark; i++) {
+		struct rpark *p = &rt->park[i];
+		int x, y, ok;
+
+		if (!p->cand || (x = level(p, rt->gdown)) < 0)
+			continue;
+		if (p->fr[x].site != 0)
+			ok = e->a[1] > p->fr[x].site &&
+			    e->a[1] - p->fr[x].site <= CALL_MAXLEN;
+		else if ((y = level(p, rt->gdown + 1)) >= 0 && id != 0)
+			ok = stack_runs(&p->fr[y], id);
+		else
+			continue;	/* nothing to tell */
+		p->cand = (uint8_t)ok;
+		rt->gconfirm |= (uint8_t)ok;
+	}
+}
+
+int
+gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
+{
+	const struct sym_loc *from = sym_loc(r->sym, e->loc[0]);
+	const struct sym_loc *to = sym_loc(r->sym, e->loc[1]);
+
+	switch (e->kind) {
+	case MT_EV_CALL:
+		rt->gdepth += !rt->gkernel;
+		break;
+	case MT_EV_SYSCALL:
+	case MT_EV_IRQ:
+		rt->gkernel |= e->a[1] != 0;
+		break;
+	case MT_EV_SYSRET:
+	case MT_EV_IRET:
+		rt->gkernel = 0;
+		break;
+	case MT_EV_RET:
+	case MT_EV_JMP:
+		/* gogo jumps out again: the next switch. */
+		if (from != NULL && stack_is_name(from->frames[0].name,
+		    r->n_gogo) && !(to != NULL &&
+		    stack_is_name(to->frames[0].name, r->n_gogo)))
+			return gor_verdict(rt, 1);
+		if (e->kind == MT_EV_JMP || rt->gkernel)
+			break;
+		if (rt->gdepth > 0) {
+			rt->gdepth--;
+			break;
+		}
+		check(r, rt, e);
+		rt->gdown++;
+		break;
+	default:
+		break;
+	}
+	return gor_verdict(rt, rt->npend >= GOR_MAX_HELD);
+}
+
+int
+gor_verdict(struct rthread *rt, int force)
+{
+	uint32_t i, n = 0;
+	int last = GOR_NEW;
+
+	for (i = 0; i < rt->npark; i++)
+		if (rt->park[i].cand) {
+			n++;
+			last = (int)i;
+		}
+	if (n == 0)
+		return GOR_NEW;
+	if (n == 1 && (rt->gconfirm || force))
+		return last;
+	return force ? GOR_NEW : GOR_WAIT;
+}
+
+void
+gor_close(struct recon *r, struct rthread *rt)
+{
+	while (rt->npark > 0 && !r->err)
+		retire(r, rt, rt->npark - 1);
+	rt->tparked = 0;
+}
+
+void
+gor_fini(struct rthread *rt)
+{
+	uint32_t i;
+
+	for (i = 0; i < rt->npark; i++)
+		free(rt->park[i].fr);
+	free(rt->park);
+	free(rt->spare);
+	free(rt->pend);
+}
