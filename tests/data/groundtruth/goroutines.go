@@ -9,6 +9,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -72,6 +73,11 @@ func main() {
 	}
 	close(to)
 	<-done
+	// Print from this thread: a write that a slow backend (ptrace) keeps
+	// long lets sysmon hand the P to another thread, where main would go
+	// on, and mt-fxt tells goroutines apart per thread (docs/formats/
+	// fxt.md, known limits).  A locked goroutine resumes on its thread.
+	runtime.LockOSThread()
 	for i, n := range names {
 		fmt.Printf("calls %s %d\n", n, calls[i])
 	}
