@@ -108,7 +108,9 @@ static const struct pq_rule {
  * no IP there), and which types may wait at each binder.
  */
 #define IPF(m)	(uint16_t)offsetof(struct pt_event, variant.m)
-static const uint16_t ip_field[] = {
+#define PQ_NTYPES	32	/* event types, as bits of may_wait too */
+_Static_assert(ptev_mnt < PQ_NTYPES, "pt_event types fit the tables");
+static const uint16_t ip_field[PQ_NTYPES] = {
 	[ptev_async_branch] = IPF(async_branch.to),
 	[ptev_async_paging] = IPF(async_paging.ip),
 	[ptev_async_vmcs] = IPF(async_vmcs.ip),
