@@ -8,8 +8,9 @@
  * segments (-j 2), and mt-decode --info (info.c).
  *
  * The input is a snapshot; its checksums are made right first (see
- * fuzz_snap_fix_checksums), so mutations reach the chunks.  The low two
- * bits of its size choose --no-cache and -j 2.  Recorded paths are looked
+ * fuzz_snap_fix_checksums), so mutations reach the chunks.  The low three
+ * bits of its size choose --no-cache, -j 2 and an output written in place
+ * and cut back on a fallback (as -o FILE).  Recorded paths are looked
  * for under a root that does not exist and then as recorded (as
  * mt-decode does without -r), never in a build-id cache.
  * Invariants: decode_run returns 0 or an -MT_E_* code, and the event
@@ -60,6 +61,7 @@ decode(const struct mt_snap *s, size_t size)
 	o.no_cache = (size & 1) != 0;
 	o.jobs = (size & 2) != 0 ? 2 : 1;
 	o.out_fd = fd;
+	o.out_private = (size & 4) != 0;
 	FUZZ_CHECK(mt_evw_new(&w, fd) == 0);
 	rc = decode_run(&o, s, w, &st, &d);
 	if (rc >= 0)
