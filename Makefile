@@ -25,8 +25,20 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wvla -Wformat=2 -Wwrite-strings -Wcast-qual
 MT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -iquote common $(CAPSTONE_CFLAGS) \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread -MMD -MP
+# The programs link the archives of these libraries (all but libc, and
+# libipt, of which Debian ships no archive): each shared object costs a
+# program's start-up its mapping, relocation and page faults
+# (bench/RESULTS.md, "Session 6").  STATIC_LIBS=0 links them as shared
+# objects.
+STATIC_LIBS ?= 1
+ifeq ($(STATIC_LIBS),1)
+MT_LDLIBS = -Wl,-Bstatic $(filter-out -pthread -lpthread,$(shell pkg-config --static --libs $(PKGS) 2>/dev/null || \
+              echo -ldw -lelf -lz -llzma -lbz2 -lxxhash -ldeflate)) $(CAPSTONE_LIBS) -Wl,-Bdynamic \
+            $(IPT_LIBS) $(IBERTY_LIBS) -pthread -lm
+else
 MT_LDLIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz -lxxhash -ldeflate) \
             $(IPT_LIBS) $(CAPSTONE_LIBS) $(IBERTY_LIBS) -pthread -lm
+endif
 
 ifeq ($(DEVELOPER),1)
 MT_CFLAGS += -Werror

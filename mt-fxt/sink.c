@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Output sink (see sink.h).  Bytes gather in a 256 KiB buffer; full
+ * Output sink (see sink.h).  Bytes gather in a 64 KiB buffer; full
  * buffers are written out or deflated (gzip wrapper, zlib) into a second
  * buffer that is written out.  The file itself (temporary name, rename,
  * devices and standard output written in place) is common/outfile.h's.
@@ -18,7 +18,7 @@
 #include "outfile.h"
 #include "sink.h"
 
-#define SINK_BUF (256 * 1024)
+#define SINK_BUF (64 * 1024)
 
 struct sink {
 	struct mt_outfile of;	/* the file, its temporary name */
