@@ -25,19 +25,21 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wvla -Wformat=2 -Wwrite-strings -Wcast-qual
 MT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -iquote common $(CAPSTONE_CFLAGS) \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread -MMD -MP
+MT_LDLIBS_SHARED = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz -lxxhash -ldeflate) \
+            $(IPT_LIBS) $(CAPSTONE_LIBS) $(IBERTY_LIBS) -pthread -lm
 # The programs link the archives of these libraries (all but libc, and
 # libipt, of which Debian ships no archive): each shared object costs a
 # program's start-up its mapping, relocation and page faults
 # (bench/RESULTS.md, "Session 6").  STATIC_LIBS=0 links them as shared
-# objects.
+# objects.  The unit tests link the shared objects (test-elffile reads
+# its own PLT stubs of libelf).
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS),1)
 MT_LDLIBS = -Wl,-Bstatic $(filter-out -pthread -lpthread,$(shell pkg-config --static --libs $(PKGS) 2>/dev/null || \
               echo -ldw -lelf -lz -llzma -lbz2 -lxxhash -ldeflate)) $(CAPSTONE_LIBS) -Wl,-Bdynamic \
             $(IPT_LIBS) $(IBERTY_LIBS) -pthread -lm
 else
-MT_LDLIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz -lxxhash -ldeflate) \
-            $(IPT_LIBS) $(CAPSTONE_LIBS) $(IBERTY_LIBS) -pthread -lm
+MT_LDLIBS = $(MT_LDLIBS_SHARED)
 endif
 
 ifeq ($(DEVELOPER),1)
@@ -145,7 +147,7 @@ $(PROG_LIBS): $(O)/.empty.o
 $(O)/tests/%: tests/unit/%.c $(PROG_LIBS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(MT_CFLAGS) -Itests/unit $(MT_LDFLAGS) $(MT_TEST_LDFLAGS) $(LDFLAGS) -o $@ $< \
-		$(PROG_LIBS) $(LIBCOMMON) $(MT_LDLIBS) $(LDLIBS)
+		$(PROG_LIBS) $(LIBCOMMON) $(MT_LDLIBS_SHARED) $(LDLIBS)
 
 # MT_TESTS narrows the run: make check MT_TESTS='tests/unit/test-snap.c tests/mt-fxt-*.bats'
 check: deps
