@@ -74,8 +74,8 @@ func main() {
 	close(to)
 	<-done
 	// Print from this thread: a write that a slow backend (ptrace) keeps
-	// long lets sysmon hand the P to another thread, where main would go
-	// on, and mt-fxt tells goroutines apart per thread (docs/formats/
+	// long may let sysmon hand the P to another thread, where main would
+	// go on, and mt-fxt tells goroutines apart per thread (docs/formats/
 	// fxt.md, known limits).  A locked goroutine resumes on its thread.
 	runtime.LockOSThread()
 	for i, n := range names {
