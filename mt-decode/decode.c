@@ -94,6 +94,7 @@ struct dec_buf {
 	size_t swi;		/* next switch in cpu */
 	uint32_t pid, tid;	/* the thread running now */
 	uint64_t icount;	/* instructions decoded (relative time) */
+	uint64_t walks;		/* blocks of the fast path (dec_walk) */
 	uint64_t now;		/* perf ns of the current position */
 	uint64_t img_next;	/* now from which the image changes */
 	uint64_t last_t;	/* time of the last record written */
@@ -570,8 +571,7 @@ dec_walk(void *arg, const struct walk *w)
 	struct dec_run *r = b->r;
 	uint32_t k;
 
-	r->st->blocks++;
-	r->st->instructions += w->len;
+	b->walks++;	/* counted into st by the caller, with icount */
 	dec_loop_reset(b);	/* its branch takes trace */
 	dec_enter(b, w->ip);
 	if (w->ntr > 0) {
@@ -1027,7 +1027,11 @@ dec_stretch(struct dec_buf *b, int st)
 		 */
 		if (b->cfg != NULL && !perf && !b->xol && (b->u == NULL ||
 		    (!b->in_join && (b->u->seg == 0 || b->res->marked)))) {
+			uint64_t ic = b->icount, nw = b->walks;
+
 			st = cfg_run(b->cfg, dec_walk, b);
+			b->r->st->blocks += b->walks - nw;
+			b->r->st->instructions += b->icount - ic;
 			if (st != CFG_SLOW) {
 				if (b->r->prog != NULL &&
 				    mt_progress_due(&b->r->prog->p))
