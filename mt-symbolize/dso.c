@@ -184,7 +184,11 @@ build_dipath(const struct sym_dso_opts *o)
  * ENOSYS before it reads its cache or anything else, so nothing is lost
  * by not loading it then: this program's dlopen, which libdw's call
  * reaches first, refuses that one library while the variable is unset
- * or empty and hands every other call to the C library's.
+ * or empty and hands every other call to the C library's.  elfutils
+ * offers no switch for this (libdwfl/debuginfod-client.c dlopens it
+ * unconditionally, in 0.188 and in its git master as of this writing);
+ * libdw linked from its archive still calls this dlopen, which the link
+ * binds to ours.
  */
 void *
 dlopen(const char *file, int mode)
