@@ -21,6 +21,7 @@
 #include "elffile.h"
 #include "err.h"
 #include "snap.h"
+#include "kjit.h"
 #include "proc.h"
 
 /* Read a whole (small, /proc) file; returns bytes read or -1. */
@@ -867,6 +868,15 @@ mt_proc_parse_modules(char *text, struct mt_proc_module *mods, size_t max)
 	return n;
 }
 
+/* Add @text to the warnings in @warn, after "; " if there are some. */
+static void
+add_warn(char *warn, size_t warnsz, const char *text)
+{
+	size_t n = strlen(warn);
+
+	snprintf(warn + n, warnsz - n, "%s%s", n > 0 ? "; " : "", text);
+}
+
 /* The JIT ranges as a perf map TEXT chunk of pid 0. */
 static int
 jit_text(struct mt_snap *s, const struct mt_proc_krange *jit, size_t njit)
@@ -904,8 +914,10 @@ mt_proc_kernel(struct mt_snap *s, const struct mt_proc_krange *jit,
 	char *syms, *text;
 	ssize_t n;
 	uint64_t stext, etext;
+	struct mt_proc_krange *all = NULL;
 	size_t nm = 0, i;
-	int fd, rc;
+	long nj = 0;
+	int fd = -1, rc;
 
 	warn[0] = '\0';
 	n = slurp("/proc/kallsyms", &syms, 256u << 20);
@@ -921,29 +933,33 @@ mt_proc_kernel(struct mt_snap *s, const struct mt_proc_krange *jit,
 	rc = mt_snap_add_text(s, &t);
 	stext = ksym(syms, "_stext");
 	etext = ksym(syms, "_etext");
+	/* With the BPF programs loaded before recording. */
+	if (rc >= 0 && (nj = mt_kjit_all(syms, jit, njit, &all, warn,
+	    warnsz)) < 0)
+		rc = (int)nj;
 	free(syms);
 	if (rc >= 0)
-		rc = jit_text(s, jit, njit);
+		rc = jit_text(s, all, (size_t)nj);
 	if (rc < 0)
-		return rc;
+		goto out;
+	jit = all;
+	njit = (size_t)nj;
 	if (stext == 0 || etext <= stext || etext - stext > (256u << 20)) {
-		snprintf(warn, warnsz, "kallsyms hides kernel addresses "
+		add_warn(warn, warnsz, "kallsyms hides kernel addresses "
 		    "(sysctl kernel.kptr_restrict): kernel text not copied");
-		return 0;
+		goto out;
 	}
 	fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
 	    memcmp(eh, "\177ELF\2\1", 6) != 0) {
-		if (fd >= 0)
-			close(fd);
-		snprintf(warn, warnsz, "cannot read /proc/kcore (needs "
+		add_warn(warn, warnsz, "cannot read /proc/kcore (needs "
 		    "CAP_SYS_RAWIO): kernel text not copied; decoding kernel "
 		    "code will fail where it was patched at run time");
-		return 0;
+		goto out;
 	}
 	rc = kcore_copy(fd, eh, stext, etext - stext, "[kernel.kallsyms]", s);
 	if (rc == 0)
-		snprintf(warn, warnsz, "short read of kernel text from "
+		add_warn(warn, warnsz, "short read of kernel text from "
 		    "/proc/kcore");
 	/* Module code as it is now (loaded since, or patched). */
 	if (rc >= 0 && slurp("/proc/modules", &text, 16u << 20) >= 0) {
@@ -959,6 +975,9 @@ mt_proc_kernel(struct mt_snap *s, const struct mt_proc_krange *jit,
 		if (jit[i].len > 0 && jit[i].len <= (16u << 20))
 			rc = kcore_copy(fd, eh, jit[i].addr, jit[i].len,
 			    jit[i].name, s);
-	close(fd);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(all);
 	return rc < 0 ? rc : 0;
 }

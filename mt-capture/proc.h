@@ -148,8 +148,9 @@ struct mt_proc_krange {
  * /proc/kcore, each as a BLOB named by its symbol.  What cannot be read
  * (kptr_restrict, no kcore) is skipped with a note in @warn.  Returns 0
  * or -MT_E_NOMEM.  Called again at each snapshot, so what was loaded or
- * patched meanwhile is there.  Not copied: JIT code loaded before
- * recording started (no KSYMBOL record gives its length).
+ * patched meanwhile is there.  The BPF programs loaded now, which no
+ * KSYMBOL record announced (loaded before recording started), are added
+ * to @jit (kjit.h).
  */
 int mt_proc_kernel(struct mt_snap *s, const struct mt_proc_krange *jit,
     size_t njit, char *warn, size_t warnsz);

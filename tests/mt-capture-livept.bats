@@ -547,7 +547,7 @@ has_pid_line() {
 	# loaded while recording, still loaded at the snapshot
 	"$D/bpfload" "$D/go" > "$D/bpf.out" &
 	wait_for test -s "$D/bpf.out"
-	read -r addr name < "$D/bpf.out"
+	read -r addr name len < "$D/bpf.out"
 	cap=$(pgrep -P "$sub")
 	kill -INT "$cap"
 	wait_for test -s "$D/cap.status"
@@ -559,7 +559,42 @@ has_pid_line() {
 	# the address /proc/kallsyms gave, with its length
 	run mt-decode --info "$D/k.snap"
 	[[ "$output" == *"text kind 2 pid 0, "* ]]
-	grep -aq "${addr#"${addr%%[!0]*}"} [0-9a-f][0-9a-f]* $name" "$D/k.snap"
+	grep -aq "${addr#"${addr%%[!0]*}"} $len $name" "$D/k.snap"
+}
+
+@test "mt-capture --kernel: a BPF program loaded before recording is in the snapshot with its JIT length, as bpf() gives it; refused, from /proc/kallsyms, saying so" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: kernel tracing and BPF"
+	[ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 1 ] ||
+	    skip "needs the BPF JIT (net.core.bpf_jit_enable)"
+	D=$BATS_TEST_TMPDIR
+	cc -O1 -o "$D/bpfload" "$MT_ROOT/tests/data/capture/bpfload.c"
+	mkfifo "$D/go"
+	"$D/bpfload" "$D/go" > "$D/bpf.out" &
+	tpid=$!		# (teardown unloads it if a check fails)
+	wait_for test -s "$D/bpf.out"
+	read -r addr name len < "$D/bpf.out"
+	a=${addr#"${addr%%[!0]*}"}
+	run with_fakept -- mt-capture run --kernel --backend pt -d 1 \
+	    -o "$D/k.snap" -- sleep 2
+	[ "$status" -eq 0 ]
+	# the snapshot's JIT ranges (a perf map of pid 0): address and name
+	# as /proc/kallsyms gives them, length as the kernel's
+	# jited_prog_len
+	run mt-decode --info "$D/k.snap"
+	[[ "$output" == *"text kind 2 pid 0, "* ]]
+	grep -aq "$a $len $name" "$D/k.snap"
+	# bpf() refused: the kallsyms symbol, up to the next one or 64 KiB
+	run with_fakept FAKEPT_BPF_ERRNO=1 -- mt-capture run --kernel \
+	    --backend pt -d 1 -o "$D/r.snap" -- sleep 2
+	echo x > "$D/go"
+	wait "$tpid"
+	tpid=
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"listing the BPF programs was refused (bpf(): Operation not permitted; it needs CAP_SYS_ADMIN)"*"at most 65536 bytes each"* ]]
+	line=$(grep -ao "$a [0-9a-f]* $name" "$D/r.snap" | head -1)
+	[ -n "$line" ]
+	l=$(echo "$line" | cut -d' ' -f2)
+	[ $((16#$l)) -ge $((16#$len)) ] && [ $((16#$l)) -le 65536 ]
 }
 
 is_exe() {

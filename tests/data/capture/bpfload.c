@@ -2,8 +2,9 @@
 /*
  * Loads a BPF program (a socket filter named "mt_ksym": r0 = 0; exit) so
  * that the kernel JIT-compiles it and announces it with a KSYMBOL record,
- * prints "ADDR NAME" as /proc/kallsyms lists its JIT code, then keeps it
- * loaded until a byte arrives on the fifo argv[1].  Needs root (or
+ * prints "ADDR NAME LEN" (the address and name /proc/kallsyms lists for
+ * its JIT code, the length in hex the kernel gives as jited_prog_len),
+ * then keeps it loaded until a byte arrives on the fifo argv[1].  Needs root (or
  * CAP_BPF) and the BPF JIT.
  */
 #include <linux/bpf.h>
@@ -17,6 +18,7 @@ int
 main(int argc, char **argv)
 {
 	struct bpf_insn insn[2];
+	struct bpf_prog_info info;
 	union bpf_attr a;
 	char line[512], addr[32], type[8], name[256];
 	FILE *f;
@@ -40,13 +42,23 @@ main(int argc, char **argv)
 		perror("bpf");
 		return 1;
 	}
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (unsigned)fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (unsigned long)&info;
+	if (syscall(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) < 0) {
+		perror("bpf info");
+		return 1;
+	}
 	if ((f = fopen("/proc/kallsyms", "r")) == NULL)
 		return 1;
 	while (fgets(line, sizeof(line), f) != NULL)
 		if (sscanf(line, "%31s %7s %255s", addr, type, name) == 3 &&
 		    strstr(name, "_mt_ksym") != NULL &&
 		    strncmp(name, "bpf_prog_", 9) == 0) {
-			printf("%s %s\n", addr, name);
+			printf("%s %s %x\n", addr, name,
+			    info.jited_prog_len);
 			found = 1;
 			break;
 		}

@@ -34,6 +34,8 @@
  *                        events (FORK, EXIT, COMM of its thread), so its
  *                        own data ring fills as ITRACE_START and AUX
  *                        records would fill a real one.
+ *   FAKEPT_BPF_ERRNO=E   every bpf(2) call fails with errno E (EPERM=1:
+ *                        an unprivileged user).
  *   FAKEPT_LOG=FILE      one line per perf_event_open, perf mmap and
  *                        perf ioctl: what mt-capture asked of the kernel;
  *                        and per rename (a snapshot reaching its name).
@@ -199,6 +201,10 @@ syscall(long n, ...)
 	if (n == SYS_perf_event_open)
 		return fake_open(real, (struct perf_event_attr *)a[0], a[1],
 		    a[2], a[3], a[4]);
+	if (n == SYS_bpf && env_num("FAKEPT_BPF_ERRNO", 0) != 0) {
+		errno = (int)env_num("FAKEPT_BPF_ERRNO", 0);
+		return -1;
+	}
 	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
