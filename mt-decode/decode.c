@@ -106,6 +106,10 @@ struct dec_buf {
 	int tx_abort;		/* the last event was a TSX abort */
 	int xol;		/* in a [uprobes] slot: the probed
 				 * instruction runs out of line (no record) */
+	uint64_t xol_br;	/* in the slot of this probed ret or
+				 * indirect branch (written at its end) */
+	uint64_t gap_at;	/* the last event: a trap (FUP + TIP.PGD)
+				 * here, maybe a probe's (dec_probe_branch) */
 	struct mt_ev ev;	/* record being written */
 	/* A segment of the buffer (-j N, parallel.h); NULL: all of it. */
 	const struct dec_unit *u;
@@ -419,6 +423,8 @@ dec_switch(struct dec_buf *b)
 		return -MT_E_IPT;
 	/* The branch pending belonged to the thread switched out. */
 	b->pend.kind = WK_NONE;
+	b->xol_br = 0;
+	b->gap_at = 0;
 	if (b->runs != NULL)
 		return dec_run_open(b, c->sw[b->swi - 1].time);
 	return dec_thread(b);
@@ -662,9 +668,11 @@ dec_disable_reason(const struct dec_buf *b)
 static void
 dec_xol(struct dec_buf *b, const struct pt_event *ev, uint64_t t)
 {
-	uint64_t ip = b->last_ip;
+	uint64_t ip = b->last_ip, len, target;
+	int cls;
 
 	b->pend.kind = WK_NONE;
+	b->gap_at = 0;
 	if (b->xol)
 		return;		/* (a PSB+ restating the enable) */
 	b->xol = 1;
@@ -672,8 +680,54 @@ dec_xol(struct dec_buf *b, const struct pt_event *ev, uint64_t t)
 		ip = ev->variant.enabled.ip;
 	if (!ev->status_update)
 		dec_emit(b, MT_EV_ENABLE, t, ip, 0);
-	dec_emit_str(b, MT_EV_DISABLE, t, ip, 0, "uprobe");
 	b->last_ip = ip;
+	/*
+	 * A probed ret or indirect branch (its bytes in the slot,
+	 * image_set_fill_xol) leaves the slot for its target, where tracing
+	 * resumes: written there as the branch from the probe
+	 * (dec_probe_branch), the thread never leaving traced code.
+	 */
+	if (image_set_probe(b->r->is, b->pid, ip, &cls, &len, &target) ==
+	    0 && target == 0 && (cls == WK_RET || cls == WK_CALL ||
+	    cls == WK_JMP)) {
+		b->xol_br = ip;
+		return;
+	}
+	dec_emit_str(b, MT_EV_DISABLE, t, ip, 0, "uprobe");
+}
+
+/*
+ * Tracing resumes at @to (at time @t) after a trap at b->gap_at, or
+ * after the slot of the probed branch b->xol_br.  A probed call, jmp or
+ * jcc is not stepped in a slot but emulated by the kernel
+ * (branch_emulate_op, arch/x86/kernel/uprobes.c), so tracing resumes at
+ * its target; a ret or indirect branch was stepped in its slot (dec_xol)
+ * and resumes at its target.  Either way the probed branch ran: written
+ * as the thread resuming at the probe and branching from there to @to.
+ * Returns 1 if so, else 0 (not a probe, or @to not where it goes).
+ */
+static int
+dec_probe_branch(struct dec_buf *b, uint64_t to, uint64_t t)
+{
+	uint64_t x = b->xol_br ? b->xol_br : b->gap_at, len, target;
+	int cls, stepped = b->xol_br != 0;
+
+	b->xol_br = 0;
+	b->gap_at = 0;
+	if (x == 0 || to == x || image_set_probe(b->r->is, b->pid, x, &cls,
+	    &len, &target) < 0)
+		return 0;
+	if (!stepped && (target != to || (cls != WK_CALL &&
+	    cls != WK_JMP && cls != WK_COND)))
+		return 0;
+	if (!stepped)
+		dec_emit(b, MT_EV_ENABLE, t, x, 0);
+	dec_set_pend(b, cls, x, len, cls == WK_COND ? walk_leaves(b->r->wc,
+	    x, to) : WL_INSIDE, t);
+	dec_resolve(b, to, 0);
+	b->xol = 0;
+	b->last_ip = to;
+	return 1;
 }
 
 /*
@@ -728,6 +782,9 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 			dec_xol(b, ev, t);
 			break;
 		}
+		if ((b->gap_at != 0 || b->xol_br != 0) &&
+		    dec_probe_branch(b, ev->variant.enabled.ip, t))
+			break;
 		b->xol = 0;
 		if (b->pend.kind != WK_NONE)
 			dec_resolve(b, ev->variant.enabled.ip, 0);
@@ -754,6 +811,7 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 		dec_emit_str(b, MT_EV_DISABLE, t, ev->variant.async_disabled.at,
 		    0, "async");
 		b->last_ip = ev->variant.async_disabled.at;
+		b->gap_at = b->last_ip;
 		break;
 	case ptev_async_branch:
 		if (b->pend.kind != WK_NONE)
@@ -776,6 +834,8 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 	case ptev_overflow:
 		b->pend.kind = WK_NONE;
 		b->xol = 0;
+		b->xol_br = 0;
+		b->gap_at = 0;
 		b->r->st->overflows++;
 		ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
 		dec_emit(b, MT_EV_OVERFLOW, t, ip, 0);
@@ -1250,6 +1310,8 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		dec_error(&b, st);
 		dec_offset(&b, &err_off);
 		b.xol = 0;
+		b.xol_br = 0;
+		b.gap_at = 0;
 	}
 	if (res != NULL)
 		res->joined = -1;	/* decoded to the end of the buffer */
@@ -1683,6 +1745,8 @@ dec_all(const struct decode_opts *o, const struct mt_snap *s,
 	if (rc < 0)
 		return rc;
 	rc = thr_set_build(&r.ts, s, r.is, &d->off, &d->msg);
+	if (rc >= 0)
+		rc = image_set_fill_xol(r.is);	/* every mapping is in */
 	if (rc < 0)
 		goto out;
 	for (i = 0; (msg = image_set_warning(r.is, i)) != NULL; i++) {

@@ -21,6 +21,7 @@
 #include "epochs.h"
 #include "err.h"
 #include "fde.h"
+#include "ild.h"
 #include "image.h"
 #include "snap.h"
 
@@ -52,10 +53,26 @@ struct image_fn {
 struct image_xol {
 	uint32_t pid;		/* its process */
 	uint64_t lo, hi;	/* [lo, hi) */
+	uint64_t probe;		/* its process's one probed instruction
+				 * (trigger hits), copied into every slot by
+				 * image_set_fill_xol; 0: NOPs only */
+	uint64_t off;		/* its bytes in nopfd */
 };
 
 /* Bytes of NOPs standing in for a [uprobes] page (one page is mapped). */
 #define IMAGE_XOL_MAX 4096
+/* A slot of the page (UPROBE_XOL_SLOT_BYTES, include/linux/uprobes.h);
+ * slot 0 holds the uretprobe trampoline. */
+#define IMAGE_XOL_SLOT 128
+
+/* A probed instruction: a trigger hit's ip, and what it is. */
+struct image_probe {
+	uint32_t pid;
+	uint64_t ip;
+	struct ild_insn in;
+	uint8_t raw[16];	/* its bytes */
+	int known;		/* 1: raw and in are read */
+};
 
 /* A file opened from disk, opened once whatever maps it. */
 struct image_file {
@@ -99,10 +116,12 @@ struct image_set {
 	struct image_range *ranges;	size_t nranges;	/* in fns */
 	uint64_t *blob_off;	/* codepath offset of each BLOB's bytes */
 	uint64_t *elf_off;	/* codepath offset of each ELF's bytes */
-	int nopfd;		/* IMAGE_XOL_MAX one-byte NOPs, -1 until
+	int nopfd;		/* pages of one-byte NOPs (and probe copies), -1 until
 				 * a [uprobes] mapping needs them */
 	char noppath[32];	/* "/proc/self/fd/N" of nopfd */
+	uint64_t nopend;	/* bytes written to nopfd */
 	struct image_xol *xol;		size_t nxol;
+	struct image_probe *probes;	size_t nprobes;
 };
 
 static void *
@@ -774,24 +793,12 @@ image_blob_buildid(struct image_set *is, struct image_mod *m)
 	}
 }
 
-/*
- * A [uprobes] mapping of @pid at [@start, @start + @len), mapped at @time:
- * its bytes cannot be read (/proc/PID/mem gives EIO for it: the kernel's
- * special mapping has no VM_READ), so it gets one-byte NOPs.  The
- * decoder then walks the probed instruction's slot up to the trap that
- * ends its single step (FUP + TIP.PGD, or TIP to the kernel) instead of
- * failing at the slot, and image_set_in_xol() lets it say what ran there.
- * A probed instruction that branches out of its slot still fails (its
- * TIP is not consumed by NOPs).
- */
+/* @n bytes of NOPs at the end of nopfd; its offset in *@off. */
 static int
-image_add_xol(struct image_set *is, uint32_t pid, uint64_t start,
-    uint64_t len, uint64_t time)
+nops_add(struct image_set *is, uint64_t n, uint64_t *off)
 {
 	uint8_t nop[256];
-	struct image_xol *x;
-	uint64_t off;
-	int isid, rc;
+	uint64_t k;
 
 	if (is->nopfd < 0) {
 		is->nopfd = memfd_create("mt-decode-xol", MFD_CLOEXEC);
@@ -799,12 +806,59 @@ image_add_xol(struct image_set *is, uint32_t pid, uint64_t start,
 			return -MT_E_IO;
 		snprintf(is->noppath, sizeof(is->noppath), "/proc/self/fd/%d",
 		    is->nopfd);
-		memset(nop, 0x90, sizeof(nop));
-		for (off = 0; off < IMAGE_XOL_MAX; off += sizeof(nop))
-			if (pwrite(is->nopfd, nop, sizeof(nop), (off_t)off) !=
-			    (ssize_t)sizeof(nop))
-				return -MT_E_IO;
 	}
+	memset(nop, 0x90, sizeof(nop));
+	*off = is->nopend;
+	for (k = 0; k < n; k += sizeof(nop))
+		if (pwrite(is->nopfd, nop, sizeof(nop), (off_t)(*off + k)) !=
+		    (ssize_t)sizeof(nop))
+			return -MT_E_IO;
+	is->nopend += n;
+	return 0;
+}
+
+/* The one ip of @pid's trigger hits (0: none, or several). */
+static uint64_t
+one_probe(const struct mt_snap *s, uint32_t pid)
+{
+	uint64_t ip = 0;
+	size_t i;
+
+	for (i = 0; i < s->ntriggers; i++) {
+		if (s->triggers[i].pid != pid)
+			continue;
+		if (ip != 0 && s->triggers[i].ip != ip)
+			return 0;
+		ip = s->triggers[i].ip;
+	}
+	return ip;
+}
+
+/*
+ * A [uprobes] mapping of @pid at [@start, @start + @len), mapped at @time:
+ * its bytes cannot be read (/proc/PID/mem gives EIO for it: the kernel's
+ * special mapping has no VM_READ), so it gets one-byte NOPs.  The
+ * decoder then walks the probed instruction's slot up to the trap that
+ * ends its single step (FUP + TIP.PGD, or TIP to the kernel) instead of
+ * failing at the slot, and image_set_in_xol() lets it say what ran there.
+ * When the process's trigger hits are all at one instruction, each slot
+ * gets that instruction's bytes (image_set_fill_xol): a probed ret or
+ * indirect branch, stepped in its slot, then consumes its TIP there.
+ * With probes at several instructions a branching one still fails.
+ */
+static int
+image_add_xol(struct image_set *is, uint32_t pid, uint64_t start,
+    uint64_t len, uint64_t time)
+{
+	struct image_xol *x;
+	uint64_t probe = one_probe(is->snap, pid), off = 0;
+	int isid, rc;
+
+	/* Offset 0: the NOPs shared by the pages without a probe copy. */
+	if (is->nopfd < 0 && (rc = nops_add(is, IMAGE_XOL_MAX, &off)) < 0)
+		return rc;
+	if (probe != 0 && (rc = nops_add(is, IMAGE_XOL_MAX, &off)) < 0)
+		return rc;
 	x = grow(is->xol, is->nxol, sizeof(*x));
 	if (x == NULL)
 		return -MT_E_NOMEM;
@@ -813,11 +867,90 @@ image_add_xol(struct image_set *is, uint32_t pid, uint64_t start,
 	x->pid = pid;
 	x->lo = start;
 	x->hi = start + (len < IMAGE_XOL_MAX ? len : IMAGE_XOL_MAX);
-	isid = image_add_file(is, is->noppath, 0, x->hi - x->lo, start);
+	x->probe = probe;
+	x->off = off;
+	isid = image_add_file(is, is->noppath, off, x->hi - x->lo, start);
 	if (isid < 0)
 		return -MT_E_IPT;
 	rc = image_map(is, pid, isid, time);
 	return rc < 0 ? rc : 0;
+}
+
+/* Read and decode probe @p from its process's image. */
+static void
+probe_read(struct image_set *is, struct image_probe *p)
+{
+	uint64_t lo, hi;
+	int isid, n;
+
+	if (image_set_section_at(is, p->pid, p->ip, &isid, &lo, &hi) < 0)
+		return;
+	n = pt_iscache_read(is->isc, p->raw, (uint64_t)(hi - p->ip <
+	    sizeof(p->raw) ? hi - p->ip : sizeof(p->raw)), isid, p->ip);
+	if (n > 0 && ild_decode(p->raw, (size_t)n, p->ip, 64, &p->in) == 0)
+		p->known = 1;
+}
+
+int
+image_set_fill_xol(struct image_set *is)
+{
+	const struct mt_snap *s = is->snap;
+	struct image_probe *p;
+	uint64_t k;
+	size_t i, j;
+
+	for (i = 0; i < s->ntriggers; i++) {
+		for (j = 0; j < is->nprobes; j++)
+			if (is->probes[j].pid == s->triggers[i].pid &&
+			    is->probes[j].ip == s->triggers[i].ip)
+				break;
+		if (j < is->nprobes || s->triggers[i].ip == 0)
+			continue;
+		if ((p = grow(is->probes, is->nprobes, sizeof(*p))) == NULL)
+			return -MT_E_NOMEM;
+		is->probes = p;
+		p = &is->probes[is->nprobes++];
+		memset(p, 0, sizeof(*p));
+		p->pid = s->triggers[i].pid;
+		p->ip = s->triggers[i].ip;
+		probe_read(is, p);
+	}
+	for (i = 0; i < is->nxol; i++) {
+		const struct image_xol *x = &is->xol[i];
+
+		for (j = 0; x->probe != 0 && j < is->nprobes; j++)
+			if (is->probes[j].pid == x->pid &&
+			    is->probes[j].ip == x->probe)
+				break;
+		if (x->probe == 0 || j == is->nprobes ||
+		    !is->probes[j].known)
+			continue;
+		for (k = IMAGE_XOL_SLOT; k + IMAGE_XOL_SLOT <= IMAGE_XOL_MAX;
+		    k += IMAGE_XOL_SLOT)
+			if (pwrite(is->nopfd, is->probes[j].raw,
+			    is->probes[j].in.len, (off_t)(x->off + k)) !=
+			    (ssize_t)is->probes[j].in.len)
+				return -MT_E_IO;
+	}
+	return 0;
+}
+
+int
+image_set_probe(const struct image_set *is, uint32_t pid, uint64_t ip,
+    int *cls, uint64_t *len, uint64_t *target)
+{
+	size_t i;
+
+	for (i = 0; i < is->nprobes; i++)
+		if (is->probes[i].pid == pid && is->probes[i].ip == ip &&
+		    is->probes[i].known) {
+			*cls = is->probes[i].in.cls;
+			*len = is->probes[i].in.len;
+			*target = is->probes[i].in.rel ?
+			    is->probes[i].in.target : 0;
+			return 0;
+		}
+	return -1;
 }
 
 int
@@ -1143,6 +1276,7 @@ image_set_free(struct image_set *is)
 	if (is->nopfd >= 0)
 		close(is->nopfd);
 	free(is->xol);
+	free(is->probes);
 	free(is->procs);
 	free(is->glob);
 	free(is->secs);

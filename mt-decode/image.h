@@ -69,6 +69,21 @@ int image_set_add_mapping(struct image_set *is, uint32_t pid,
  * slots for probed instructions)?  Such a mapping decodes as NOPs.
  */
 int image_set_in_xol(const struct image_set *is, uint32_t pid, uint64_t ip);
+/*
+ * Once every mapping is added (before decoding): read the instruction
+ * at each trigger hit's ip (a probed instruction) and, in the [uprobes]
+ * pages of a process whose hits are all at one instruction, copy it
+ * into every slot, so that stepping it there decodes (a ret or indirect
+ * branch consumes its TIP).  Returns 0, -MT_E_NOMEM or -MT_E_IO.
+ */
+int image_set_fill_xol(struct image_set *is);
+/*
+ * The probed instruction of @pid at @ip (a trigger hit's; read by
+ * image_set_fill_xol): its enum ild_class, length and direct target (0:
+ * none).  Returns 0, or -1 when @ip is no probe of @pid or unreadable.
+ */
+int image_set_probe(const struct image_set *is, uint32_t pid, uint64_t ip,
+    int *cls, uint64_t *len, uint64_t *target);
 
 /*
  * The image of @pid (created on first use with the global sections):
