@@ -150,7 +150,7 @@ next_bpf_sym(const char **p, uint64_t *addr, char *name, size_t namesz)
 	const char *l = *p, *e;
 
 	for (; *l != '\0'; l = *e ? e + 1 : e) {
-		char nm[256];
+		char nm[128];
 		unsigned long long a;
 		char type;
 
@@ -158,7 +158,7 @@ next_bpf_sym(const char **p, uint64_t *addr, char *name, size_t namesz)
 		if (e == NULL)
 			e = l + strlen(l);
 		if (e - l < 7 || memcmp(e - 6, "\t[bpf]", 6) != 0 ||
-		    sscanf(l, "%llx %c %255s", &a, &type, nm) != 3)
+		    sscanf(l, "%llx %c %127s", &a, &type, nm) != 3)
 			continue;
 		*addr = a;
 		snprintf(name, namesz, "%s", nm);

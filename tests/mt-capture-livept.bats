@@ -597,6 +597,83 @@ has_pid_line() {
 	[ $((16#$l)) -ge $((16#$len)) ] && [ $((16#$l)) -le 65536 ]
 }
 
+# fake_kcore FILE ADDR:LEN:MARK...: an ELF core file of /proc/kcore's
+# form (fs/proc/kcore.c: a PT_LOAD per range, p_vaddr its kernel
+# address, p_offset where its bytes are), sparse, MARK at each range's start
+fake_kcore() {
+	python3 - "$@" <<'PY'
+import struct, sys
+out, segs = sys.argv[1], [a.split(":") for a in sys.argv[2:]]
+off, ph = 4096, b""
+with open(out, "wb") as f:
+    for addr, length, mark in segs:
+        addr, length = int(addr, 16), int(length, 16)
+        ph += struct.pack("<IIQQQQQQ", 1, 4, off, addr, 0, length, length, 4096)
+        f.seek(off)
+        f.write(mark.encode())
+        off += (length + 8191) // 4096 * 4096
+    f.truncate(off)
+    f.seek(0)
+    f.write(b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack("<HHIQQQIHHHHHH",
+        4, 62, 1, 0, 64, 0, 0, 64, 56, len(segs), 0, 0, 0))
+    f.write(ph)
+PY
+}
+
+@test "mt-capture --kernel: the kernel text, a module and BPF JIT code are copied from kcore (a file of its form, MT_KCORE), again at the snapshot" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: kernel addresses in /proc/kallsyms, BPF"
+	[ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 1 ] ||
+	    skip "needs the BPF JIT (net.core.bpf_jit_enable)"
+	D=$BATS_TEST_TMPDIR
+	stext=$(awk '$3 == "_stext" { print $1; exit }' /proc/kallsyms)
+	etext=$(awk '$3 == "_etext" { print $1; exit }' /proc/kallsyms)
+	[ -n "$stext" ] && [ -n "$etext" ]
+	tlen=$(printf '%x' $((16#$etext - 16#$stext)))
+	cc -O1 -o "$D/bpfload" "$MT_ROOT/tests/data/capture/bpfload.c"
+	mkfifo "$D/go" "$D/ready"
+	"$D/bpfload" "$D/go" > "$D/bpf.out" &
+	tpid=$!
+	wait_for test -s "$D/bpf.out"
+	read -r addr name len < "$D/bpf.out"
+	segs=("$stext:$tlen:MT-KTEXT-1" "$addr:$len:MT-BPFJIT-1")
+	read -r mod msize _ _ _ maddr < /proc/modules || true
+	if [ -n "${maddr:-}" ]; then
+		segs+=("${maddr#0x}:$(printf '%x' "$msize"):MT-MODULE-1")
+	fi
+	fake_kcore "$D/kcore" "${segs[@]}"
+	exec 5<>"$D/ready"
+	( rc=0
+	  with_fakept MT_KCORE="$D/kcore" -- mt-capture run --kernel \
+	      --backend pt --ready-fd 3 -o "$D/k.snap" -- sleep 60 \
+	      3>"$D/ready" 2>"$D/cap.err" || rc=$?
+	  echo $rc > "$D/cap.status" ) &
+	sub=$!
+	b=
+	read -r -n 1 -t 60 -u 5 b || true
+	exec 5<&-
+	[ "$b" = r ]
+	# "patched" while recording: the snapshot holds the code as it is then
+	sed -i 's/MT-KTEXT-1/MT-KTEXT-2/; s/MT-BPFJIT-1/MT-BPFJIT-2/' "$D/kcore"
+	kill -INT "$(pgrep -P "$sub")"
+	wait_for test -s "$D/cap.status"
+	echo x > "$D/go"
+	wait "$tpid"
+	tpid=
+	cat "$D/cap.err"
+	[ "$(cat "$D/cap.status")" -eq 0 ]
+	run mt-decode --info "$D/k.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"blob kind 4 pid 0 0x${stext#"${stext%%[!0]*}"} $((16#$tlen)) bytes [kernel.kallsyms]"* ]]
+	[[ "$output" == *"blob kind 4 pid 0 0x${addr#"${addr%%[!0]*}"} $((16#$len)) bytes $name"* ]]
+	if [ -n "${maddr:-}" ]; then
+		[[ "$output" == *"blob kind 4 pid 0 ${maddr} ${msize} bytes [$mod]"* ]]
+		grep -aq "MT-MODULE-1" "$D/k.snap"
+	fi
+	grep -aq "MT-KTEXT-2" "$D/k.snap"
+	grep -aq "MT-BPFJIT-2" "$D/k.snap"
+	! grep -aq "MT-KTEXT-1" "$D/k.snap"
+}
+
 is_exe() {
 	[ "$(readlink "/proc/$1/exe")" = "$2" ]
 }
