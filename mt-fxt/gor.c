@@ -188,7 +188,7 @@ gor_defer(struct rthread *rt, const struct bev *e, uint64_t ts)
 	rt->gjump = *e;
 	rt->gtime = ts;
 	rt->gdepth = rt->gdown = 0;
-	rt->gkernel = rt->gconfirm = 0;
+	rt->gkernel = 0;
 }
 
 int
@@ -243,7 +243,6 @@ check(struct recon *r, struct rthread *rt, const struct bev *e)
 		else
 			continue;	/* nothing to tell */
 		p->cand = (uint8_t)ok;
-		rt->gconfirm |= (uint8_t)ok;
 	}
 }
 
@@ -300,9 +299,9 @@ gor_verdict(struct rthread *rt, int force)
 		}
 	if (n == 0)
 		return GOR_NEW;
-	if (n == 1 && (rt->gconfirm || force))
-		return last;
-	return force ? GOR_NEW : GOR_WAIT;
+	if (!force)
+		return GOR_WAIT;
+	return n == 1 ? last : GOR_NEW;
 }
 
 void

@@ -5,7 +5,8 @@
  * frames, open on its own track, until gogo resumes it at the return
  * address of that mcall; which parked goroutine gogo resumes is told by
  * that address and, when several parked there, by the returns that
- * follow (the events are held meanwhile).  Memory per thread: at most
+ * follow (the events are held meanwhile, until the goroutine leaves
+ * again).  Memory per thread: at most
  * GOR_MAX_PARK parked stacks and GOR_MAX_HELD held events.  Internal to
  * mt-fxt's recon.
  */
@@ -57,10 +58,10 @@ int gor_hold(struct recon *r, struct rthread *rt, uint64_t t,
  */
 int gor_watch(struct recon *r, struct rthread *rt, const struct bev *e);
 /*
- * The goroutine resumed: the one candidate left once a return matched
- * its frames (or with @force, the one left at all); GOR_NEW when none is
- * left (one that parked before the trace) or, with @force, several;
- * else GOR_WAIT.
+ * The goroutine resumed: GOR_NEW once no candidate is left (one that
+ * parked before the trace or on another thread); else GOR_WAIT until
+ * @force (gogo's next jump out, the end of the held events), then the one
+ * left, or GOR_NEW when several are (never told apart).
  */
 int gor_verdict(struct rthread *rt, int force);
 /* End every parked goroutine's frames and window (end of the thread). */

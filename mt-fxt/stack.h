@@ -126,7 +126,6 @@ struct rthread {
 	uint32_t gdepth;	/* calls above the resumed frame not returned */
 	uint32_t gdown;		/* frames below it returned from */
 	uint8_t gkernel;	/* in a kernel entry */
-	uint8_t gconfirm;	/* a return matched a candidate's frame */
 };
 
 struct recon {
