@@ -25,6 +25,7 @@ setup_file() {
 	cc -O2 -g -o "$E/fork" "$MT_ROOT/tests/data/qemu/fork.c"
 	cc -O2 -g -o "$E/jit" "$MT_ROOT/tests/data/qemu/jit.c"
 	cc -O2 -g -o "$E/reprot" "$MT_ROOT/tests/data/qemu/reprot.c"
+	cc -O2 -g -o "$E/sigfix" "$MT_ROOT/tests/data/qemu/sigfix.c"
 }
 
 setup() {
@@ -157,6 +158,31 @@ same_as_emulate() {
 @test "qemu: a signal handler entered on the return of raise() decodes" {
 	capture signal -- "$E/signal"
 	same_as_emulate signal "$E/signal"
+}
+
+# sigfix calls through a pointer to an unmapped page: the signal comes
+# right after the indirect call, whose target the plugin learns when the
+# handler returns (it moves the saved rip to landed()).  A handler that
+# returns at once: the call goes to landed(), FUP there; one that makes
+# a system call first: FUP at the call, as if it had not run
+# (docs/emulate.md, "Signals").
+@test "qemu: a signal right after an indirect call is written when the handler returns: the call's TIP to where it resumed, FUP there" {
+	capture sigfix -- "$E/sigfix" 6
+	# the even rounds (no system call in the handler)
+	run awk '$2 == "async" && p[2] == "icall" && p[4] == $3 { n++ }
+	    { split($0, p) } END { print n + 0 }' "$E/sigfix.gt"
+	[ "$output" -eq 3 ]
+	# the odd ones: FUP at the call instruction
+	local call
+	call=$(awk '$2 == "async" && p[2] == "icall" && p[4] == $3 {
+	    print p[3]; exit } { split($0, p) }' "$E/sigfix.gt")
+	run awk -v c="$call" '$2 == "async" && $3 == c { n++ }
+	    END { print n + 0 }' "$E/sigfix.gt"
+	[ "$output" -eq 3 ]
+	# and the decoder sees the three calls into landed
+	names "$E/sigfix.ev" "$E/sigfix" | tr ' ' '\n' > "$E/sigfix.names"
+	run grep -c '^call:landed$' "$E/sigfix.names"
+	[ "$output" -eq 3 ]
 }
 
 @test "qemu: two threads, each decoded from its own ring (--all-threads)" {
@@ -417,7 +443,8 @@ aux() {
 	# fall-through or direct jump, no packet due).  The virtual clock
 	# makes the two captures' packets comparable.
 	local spec p
-	for spec in recurse fnptr switch longjmp except signal dcxx "dlsin 3"; do
+	for spec in recurse fnptr switch longjmp except signal dcxx "dlsin 3" \
+	    "sigfix 6"; do
 		set -- $spec
 		p=$1
 		shift

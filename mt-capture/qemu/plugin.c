@@ -15,7 +15,9 @@
  * TIP.PGE where the thread comes back (the packet generator emu-pt.h,
  * shared with the ptrace backend, writes the bytes).  A change of block
  * that the last instruction cannot explain (a signal handler entered, a
- * fault) is FUP + TIP.PGD, TIP.PGE at the new address.
+ * fault) is FUP + TIP.PGD, TIP.PGE at the new address; a signal's
+ * delivery right after a branch whose target only the next block would
+ * say waits for the handler's return to say it (qhold.c).
  *
  * Every thread has its own state, reached by the vCPU index QEMU passes:
  * guest threads are host threads, and the hot path takes no lock.  The
@@ -45,7 +47,9 @@
 #include "qemu-ipc.h"
 #include "qmaps.h"
 #include "qplugin.h"
+#include "qhold.h"
 #include "qsig.h"
+#include "qthread.h"
 #include "ring.h"
 
 #define MAX_VCPUS	MTQ_MAX_THREADS
@@ -64,59 +68,6 @@
 #define CLONE_VM_FLAG	0x100
 
 QP_EXPORT int qemu_plugin_version = QP_API_VERSION;
-
-/* A block run while a signal's delivery is held, or (b NULL) the
- * rt_sigreturn system call entered. */
-struct held {
-	const struct qb_blk *b;	/* the block */
-	uint64_t tsc;		/* the clock when it started */
-};
-
-/* A signal's delivery whose interrupted address is not known yet
- * ("Signals" below). */
-struct hold {
-	const struct qb_blk *from;	/* the block after which the handler
-				 * was entered */
-	struct held *log;	/* what ran since, the handler's first block
-				 * first; owned */
-	size_t n, cap;		/* entries used, allocated */
-	int depth;		/* calls the handler made, less returns */
-};
-
-/* Blocks held at most: a longer handler gets the FUP at the branch. */
-#define HOLD_MAX	(1u << 16)
-
-/* A guest thread (64-byte aligned: tb_exec's fields in one line). */
-struct vst {
-	/* What tb_exec's common case reads, first. */
-	int slow;		/* off, insys, not started, the host clock
-				 * or a ground-truth log: tb_exec_full */
-	uint32_t seen;		/* the last request it stopped for */
-	const struct qb_blk *prev;	/* the block that ran last */
-	uint64_t tsc;		/* the clock */
-	uint64_t blocks;	/* executed so far */
-	uint64_t jit_gen;	/* g_jit_gen when it last looked */
-	uint64_t synced;	/* the latest JIT version time it ran */
-	struct mt_emu_pt packets;	/* packet generator (its per-block
-				 * members first) */
-	struct mt_emu_pt *pt;	/* &packets once made; NULL: not traced */
-	uint64_t tsc0;		/* the virtual clock at the start */
-	uint64_t skipped;	/* ticks the clock jumped (jit_sync) */
-	uint64_t insns;		/* instructions so far (host clock) */
-	FILE *gt;		/* ground-truth log, or NULL */
-	struct mtq_ring *hdr;	/* shared header; the ring follows it */
-	struct mt_ring ring;	/* writes into the shared ring */
-	int insys;		/* inside a system call: packets off */
-	int sigreturn;		/* that system call is rt_sigreturn */
-	int off;		/* records nothing */
-	int started;		/* its first block ran */
-	int idx;		/* ring.N */
-	int holding;		/* a delivery is held (hold) */
-	int replaying;		/* hold's blocks are being written */
-	struct hold hold;	/* the held delivery */
-	uint64_t sigact;	/* rt_sigaction's new action, until it
-				 * returns */
-};
 
 struct opts {
 	uint64_t size;		/* ring bytes */
@@ -140,8 +91,8 @@ static pid_t g_pid;		/* the process the rings belong to */
 static struct mt_emu_code *g_code;	/* capstone for classification */
 static uint64_t g_jit_gen;	/* new versions of JIT code so far */
 
-static void
-gt(struct vst *v, const char *kind, uint64_t from, uint64_t to)
+void
+qt_gt(struct vst *v, const char *kind, uint64_t from, uint64_t to)
 {
 	if (v->gt != NULL)
 		fprintf(v->gt, "%d %s 0x%llx 0x%llx\n", (int)v->hdr->tid, kind,
@@ -149,11 +100,23 @@ gt(struct vst *v, const char *kind, uint64_t from, uint64_t to)
 }
 
 /* After a change of off, insys, started or gt. */
-static void
-set_slow(struct vst *v)
+void
+qt_set_slow(struct vst *v)
 {
 	v->slow = v->off || v->insys || !v->started || g_o.host_clock ||
 	    v->gt != NULL || v->holding;
+}
+
+void
+qt_odd(void)
+{
+	atomic_fetch_add_explicit(&g_ctl->odd, 1, memory_order_relaxed);
+}
+
+int
+qt_host_clock(void)
+{
+	return g_o.host_clock;
 }
 
 /* Instructions executed: the virtual clock counts them. */
@@ -262,23 +225,14 @@ thread_start(struct vst *v)
 	atomic_store(&v->hdr->state, MTQ_T_RUN);
 	atomic_store(&g_ctl->nrings, (uint32_t)v->idx + 1);
 	pthread_mutex_unlock(&g_lock);
-	set_slow(v);
+	qt_set_slow(v);
 }
-
-/* How a held delivery is written (hold_resolve). */
-enum how {
-	HOW_EXACT,	/* the branch to the interrupted address, FUP there */
-	HOW_UNKNOWN,	/* FUP at the branch, as if it had not run */
-	HOW_BRANCH,	/* no delivery: the branch went to the handler */
-};
-
-static void hold_resolve(struct vst *v, enum how how, uint64_t at);
 
 static void
 thread_end(struct vst *v)
 {
 	if (v->holding)
-		hold_resolve(v, HOW_UNKNOWN, 0);
+		qh_resolve(v, QH_UNKNOWN, 0);
 	free(v->hold.log);
 	v->hold.log = NULL;
 	v->hold.cap = 0;
@@ -352,13 +306,13 @@ park(struct vst *v, uint64_t pc, uint64_t tsc)
 	int was_on;
 
 	if (v->holding)
-		hold_resolve(v, HOW_UNKNOWN, 0);
+		qh_resolve(v, QH_UNKNOWN, 0);
 	r = atomic_load(&g_ctl->req);
 	was_on = v->pt != NULL && mt_emu_pt_enabled(v->pt);
 
 	if (was_on) {
 		mt_emu_pt_async_disable(v->pt, pc, tsc);
-		gt(v, "stop", pc, 0);
+		qt_gt(v, "stop", pc, 0);
 	}
 	if (v->pt != NULL)
 		mt_emu_pt_flush(v->pt);
@@ -380,91 +334,15 @@ park(struct vst *v, uint64_t pc, uint64_t tsc)
 		return;
 	}
 	if (was_on) {
-		gt(v, "start", 0, pc);
+		qt_gt(v, "start", 0, pc);
 		mt_emu_pt_enable(v->pt, pc, tsc);
 	}
 }
 
 /* ---- execution ---- */
 
-/*
- * Signals.  QEMU delivers a signal between two blocks: the next block
- * is the handler's first.  After a block that ends in a direct call or
- * jump, or falls through, the interrupted address is known (follow()).
- * After a conditional branch, an indirect branch or a return, it is
- * where the branch went, which only the next block would have said.
- * QEMU 7.2's plugins read no register, but the thread comes back to
- * that address when the handler returns: rt_sigreturn restores the
- * context QEMU saved, and the first block after it starts there.  So a
- * delivery there is held: the blocks the handler runs are logged, not
- * written (hold_block), and when rt_sigreturn brings the thread back,
- * the branch is written to the address it resumes at, then FUP there and
- * TIP.PGD, TIP.PGE at the handler, as the processor writes them, then
- * the logged blocks, through the same code as if they had not waited
- * (hold_resolve).
- *
- * A block is taken for a delivery when it starts at a handler the guest
- * registered (qsig.h).  An indirect call or jump to a handler, or a
- * return to one, may also be the program's own: the hold then ends
- * when the handler returns elsewhere than to a restorer, and the branch
- * is written as it was.  A delivery that cannot wait for the return (a
- * system call in the handler other than rt_sigreturn, a snapshot, a
- * longjmp out, another signal entered unexpectedly, too many blocks) is
- * written at once with FUP at the branch, as if it had not run
- * (docs/emulate.md, "Honest limits").
- */
-
-/* Room for one more entry in the log: 0, or -1 (full, or no memory). */
-static int
-hold_room(struct hold *h)
-{
-	size_t cap = h->cap ? h->cap * 2 : 256;
-	struct held *l;
-
-	if (h->n < h->cap)
-		return 0;
-	if (cap > HOLD_MAX || (l = realloc(h->log, cap * sizeof(*l))) == NULL)
-		return -1;
-	h->log = l;
-	h->cap = cap;
-	return 0;
-}
-
-/* Start holding the delivery of a signal to the handler at @next, right
- * after @p, when @next is a handler's: 1, else 0.  The caller logs the
- * handler's first block (hold_log), for which there is room. */
-static int
-hold_start(struct vst *v, const struct qb_blk *p, uint64_t next)
-{
-	if (v->replaying || !qs_is_handler(next))
-		return 0;
-	v->hold.n = 0;
-	if (hold_room(&v->hold) < 0)
-		return 0;
-	v->hold.from = p;
-	v->hold.n = 0;
-	v->hold.depth = 0;
-	v->holding = 1;
-	v->slow = 1;
-	return 1;
-}
-
-/* Log @b, started at @tsc: 0, or -1 when the log is full. */
-static int
-hold_log(struct vst *v, const struct qb_blk *b, uint64_t tsc)
-{
-	struct hold *h = &v->hold;
-
-	if (hold_room(h) < 0)
-		return -1;
-	h->log[h->n].b = b;
-	h->log[h->n].tsc = tsc;
-	h->n++;
-	return 0;
-}
-
 /* The previous block @p of @v was followed by @next: 1 when that is a
- * signal's delivery now held (hold_start), else 0. */
+ * signal's delivery now held (qh_start), else 0. */
 static int
 follow(struct vst *v, const struct qb_blk *p, uint64_t next)
 {
@@ -473,21 +351,21 @@ follow(struct vst *v, const struct qb_blk *p, uint64_t next)
 	/* The common cases first, as plain tests: an indirect jump on the
 	 * class would be mispredicted on a mix of branches. */
 	if (p->cls == MT_EMU_I_JCC && (next == p->target || next == p->fall)) {
-		gt(v, next != p->fall ? "jcc" : "jcc-nt", p->last, next);
+		qt_gt(v, next != p->fall ? "jcc" : "jcc-nt", p->last, next);
 		mt_emu_pt_branch(pt, MT_EMU_PT_COND, p->last, p->len, next, 0,
 		    v->tsc);
 		return 0;
 	}
 	if (p->cls == MT_EMU_I_RET && (next != p->last || p->ninsns == 1)) {
-		if (hold_start(v, p, next))
+		if (qh_start(v, p, next))
 			return 1;
-		gt(v, "ret", p->last, next);
+		qt_gt(v, "ret", p->last, next);
 		mt_emu_pt_branch(pt, MT_EMU_PT_RET, p->last, p->len, next, 0,
 		    v->tsc);
 		return 0;
 	}
 	if (p->cls == MT_EMU_I_CALL && next == p->target) {
-		gt(v, "call", p->last, next);
+		qt_gt(v, "call", p->last, next);
 		mt_emu_pt_branch(pt, MT_EMU_PT_CALL, p->last, p->len, next,
 		    !p->disp0, v->tsc);
 		return 0;
@@ -509,41 +387,41 @@ follow(struct vst *v, const struct qb_blk *p, uint64_t next)
 	case MT_EMU_I_JCC:
 		if (next != p->target && next != p->fall)
 			break;
-		gt(v, next != p->fall ? "jcc" : "jcc-nt", p->last, next);
+		qt_gt(v, next != p->fall ? "jcc" : "jcc-nt", p->last, next);
 		mt_emu_pt_branch(pt, MT_EMU_PT_COND, p->last, p->len, next, 0,
 		    v->tsc);
 		return 0;
 	case MT_EMU_I_JMP:
 		if (next != p->target)
 			break;
-		gt(v, "jmp", p->last, next);
+		qt_gt(v, "jmp", p->last, next);
 		return 0;
 	case MT_EMU_I_CALL:
 		if (next != p->target)
 			break;
-		gt(v, "call", p->last, next);
+		qt_gt(v, "call", p->last, next);
 		mt_emu_pt_branch(pt, MT_EMU_PT_CALL, p->last, p->len, next,
 		    !p->disp0, v->tsc);
 		return 0;
 	case MT_EMU_I_JMP_IND:
 	case MT_EMU_I_FAR:
-		if (hold_start(v, p, next))
+		if (qh_start(v, p, next))
 			return 1;
-		gt(v, p->cls == MT_EMU_I_FAR ? "far" : "ijmp", p->last, next);
+		qt_gt(v, p->cls == MT_EMU_I_FAR ? "far" : "ijmp", p->last, next);
 		mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND, p->last, p->len, next,
 		    0, v->tsc);
 		return 0;
 	case MT_EMU_I_CALL_IND:
-		if (hold_start(v, p, next))
+		if (qh_start(v, p, next))
 			return 1;
-		gt(v, "icall", p->last, next);
+		qt_gt(v, "icall", p->last, next);
 		mt_emu_pt_branch(pt, MT_EMU_PT_CALL_IND, p->last, p->len, next,
 		    1, v->tsc);
 		return 0;
 	case MT_EMU_I_RET:
-		if (hold_start(v, p, next))
+		if (qh_start(v, p, next))
 			return 1;
-		gt(v, "ret", p->last, next);
+		qt_gt(v, "ret", p->last, next);
 		mt_emu_pt_branch(pt, MT_EMU_PT_RET, p->last, p->len, next, 0,
 		    v->tsc);
 		return 0;
@@ -551,8 +429,8 @@ follow(struct vst *v, const struct qb_blk *p, uint64_t next)
 		if (!v->insys)
 			break;
 		v->insys = 0;
-		set_slow(v);
-		gt(v, "sysret", 0, next);
+		qt_set_slow(v);
+		qt_gt(v, "sysret", 0, next);
 		/*
 		 * Back from a signal handler: a PSB+ first.  Its return to
 		 * the restorer was a TIP, which pops the return stack of
@@ -576,30 +454,30 @@ follow(struct vst *v, const struct qb_blk *p, uint64_t next)
 	 * return address).  After a conditional or indirect branch, or a
 	 * fault inside the block, where it went is unknown: FUP at the last
 	 * instruction, as if it had not run, unless it is a signal's delivery
-	 * held until the handler returns (hold_start).
+	 * held until the handler returns (qh_start).
 	 */
-	if (p->cls == MT_EMU_I_JCC && hold_start(v, p, next))
+	if (p->cls == MT_EMU_I_JCC && qh_start(v, p, next))
 		return 1;
 	atomic_fetch_add_explicit(&g_ctl->odd, 1, memory_order_relaxed);
 	if (v->insys) {
 		v->insys = 0;	/* a signal interrupted the system call */
-		set_slow(v);
-		gt(v, "async", p->last, next);
+		qt_set_slow(v);
+		qt_gt(v, "async", p->last, next);
 	} else {
 		uint64_t at = p->last;
 
 		if (p->cls == MT_EMU_I_CALL) {
-			gt(v, "call", p->last, p->target);
+			qt_gt(v, "call", p->last, p->target);
 			mt_emu_pt_branch(pt, MT_EMU_PT_CALL, p->last, p->len,
 			    p->target, !p->disp0, v->tsc);
 			at = p->target;
 		} else if (p->cls == MT_EMU_I_JMP) {
-			gt(v, "jmp", p->last, p->target);
+			qt_gt(v, "jmp", p->last, p->target);
 			at = p->target;
 		} else if (p->cls == MT_EMU_I_OTHER) {
 			at = p->fall;
 		}
-		gt(v, "async", at, next);
+		qt_gt(v, "async", at, next);
 		mt_emu_pt_async_disable(pt, at, v->tsc);
 	}
 	mt_emu_pt_enable(pt, next, v->tsc);
@@ -631,8 +509,8 @@ jit_sync(struct vst *v, const struct qb_blk *b)
  */
 /* What is due before @b runs once the previous block's end is written:
  * a PSB+ before a new version of JIT code, the timing packets. */
-static void
-step_due(struct vst *v, const struct qb_blk *b)
+void
+qt_step_due(struct vst *v, const struct qb_blk *b)
 {
 	if (b->since > v->synced) {
 		jit_sync(v, b);
@@ -642,8 +520,8 @@ step_due(struct vst *v, const struct qb_blk *b)
 	mt_emu_pt_tick(v->pt, b->pc, v->tsc);
 }
 
-static void
-step(struct vst *v, const struct qb_blk *b)
+void
+qt_step(struct vst *v, const struct qb_blk *b)
 {
 	/*
 	 * JIT code was written over other code: this thread's pending
@@ -658,21 +536,21 @@ step(struct vst *v, const struct qb_blk *b)
 		/* A held delivery: @b is the handler's first block (there
 		 * is room for it), unless it is JIT code of a new version,
 		 * whose clock cannot wait. */
-		hold_log(v, b, v->tsc);
+		qh_log(v, b, v->tsc);
 		if (b->since > v->synced)
-			hold_resolve(v, HOW_UNKNOWN, 0);
+			qh_resolve(v, QH_UNKNOWN, 0);
 		return;
 	}
-	step_due(v, b);
+	qt_step_due(v, b);
 }
 
 /* The packets of a system call's entry, after the block v->prev;
  * @sigreturn: it is rt_sigreturn. */
-static void
-sys_enter(struct vst *v, int sigreturn)
+void
+qt_sys_enter(struct vst *v, int sigreturn)
 {
 	if (v->prev != NULL && v->prev->cls == MT_EMU_I_SYSCALL) {
-		gt(v, "syscall", v->prev->last, 0);
+		qt_gt(v, "syscall", v->prev->last, 0);
 		mt_emu_pt_disable(v->pt, v->tsc);
 	} else {
 		/* Not at a syscall instruction: end where the block did. */
@@ -683,176 +561,6 @@ sys_enter(struct vst *v, int sigreturn)
 	v->insys = 1;
 	v->sigreturn = sigreturn;
 	v->slow = 1;
-}
-
-/*
- * The held delivery's packets, then those of every block logged since,
- * as step() would have written them then: @how says how the delivery
- * is written, @at is the interrupted address for HOW_EXACT.  The clock
- * goes back to each block's time meanwhile.
- */
-static void
-hold_resolve(struct vst *v, enum how how, uint64_t at)
-{
-	struct hold *h = &v->hold;
-	const struct qb_blk *p = h->from;
-	uint64_t tsc = v->tsc, skipped = v->skipped;
-	size_t i;
-
-	v->holding = 0;
-	v->replaying = 1;
-	v->prev = p;
-	v->insys = 0;
-	if (how == HOW_EXACT && p->cls == MT_EMU_I_JCC && at != p->target &&
-	    at != p->fall)
-		how = HOW_UNKNOWN;	/* the handler changed where it resumes */
-	for (i = 0; i < h->n; i++) {
-		const struct held *e = &h->log[i];
-
-		v->tsc = e->tsc;
-		if (e->b == NULL) {
-			sys_enter(v, 1);
-			continue;
-		}
-		if (i > 0 || how == HOW_BRANCH) {
-			step(v, e->b);
-			v->prev = e->b;
-			continue;
-		}
-		atomic_fetch_add_explicit(&g_ctl->odd, 1,
-		    memory_order_relaxed);
-		if (how == HOW_EXACT) {
-			static const char *const kind[] = {
-				[MT_EMU_I_JCC] = "jcc", [MT_EMU_I_RET] = "ret",
-				[MT_EMU_I_JMP_IND] = "ijmp",
-				[MT_EMU_I_CALL_IND] = "icall",
-				[MT_EMU_I_FAR] = "far",
-			};
-			static const enum mt_emu_pt_ev ev[] = {
-				[MT_EMU_I_JCC] = MT_EMU_PT_COND,
-				[MT_EMU_I_RET] = MT_EMU_PT_RET,
-				[MT_EMU_I_JMP_IND] = MT_EMU_PT_JMP_IND,
-				[MT_EMU_I_CALL_IND] = MT_EMU_PT_CALL_IND,
-				[MT_EMU_I_FAR] = MT_EMU_PT_JMP_IND,
-			};
-
-			gt(v, p->cls == MT_EMU_I_JCC && at == p->fall ?
-			    "jcc-nt" : kind[p->cls], p->last, at);
-			mt_emu_pt_branch(v->pt, ev[p->cls], p->last, p->len, at,
-			    p->cls == MT_EMU_I_CALL_IND, v->tsc);
-		} else {
-			at = p->last;
-		}
-		gt(v, "async", at, e->b->pc);
-		mt_emu_pt_async_disable(v->pt, at, v->tsc);
-		mt_emu_pt_enable(v->pt, e->b->pc, v->tsc);
-		step_due(v, e->b);
-		v->prev = e->b;
-	}
-	h->n = 0;
-	v->replaying = 0;
-	/* The first block may have moved the clock (jit_sync); no other. */
-	v->tsc = tsc + (v->skipped - skipped);
-	set_slow(v);
-}
-
-/*
- * @b starts while a delivery is held (after the handler's first block):
- * log it and return 1, or end the hold and return 0 (@b is then stepped
- * as usual).  The thread comes back from rt_sigreturn where it was
- * interrupted, unless another signal is delivered right then (the block
- * is a handler's, as the processor shows it: TIP.PGE there after the
- * system call, which needs no address); a return from the handler's
- * first frame goes to a restorer, or the handler was called.
- */
-static int
-hold_block(struct vst *v, const struct qb_blk *b)
-{
-	struct hold *h = &v->hold;
-	const struct qb_blk *p = v->prev;
-	uint64_t next = b->pc;
-
-	if (v->insys) {		/* rt_sigreturn (hold_syscall) */
-		if (qs_is_handler(next)) {
-			v->insys = 0;
-			h->depth = 0;
-			goto log;
-		}
-		hold_resolve(v, HOW_EXACT, next);
-		return 0;
-	}
-	if (b->since > v->synced)
-		goto unknown;	/* JIT code's clock: not while held */
-	/* QEMU moved the last instruction into the next block (follow). */
-	if (next == p->last && next != p->target && p->ninsns > 1) {
-		if (!g_o.host_clock)
-			v->tsc--;
-		goto log;
-	}
-	switch (p->cls) {
-	case MT_EMU_I_OTHER:
-		if (next == p->fall || (p->rep && next == p->last))
-			goto log;
-		break;
-	case MT_EMU_I_JCC:
-		if (next == p->target || next == p->fall)
-			goto log;
-		break;
-	case MT_EMU_I_JMP:
-		if (next == p->target)
-			goto log;
-		break;
-	case MT_EMU_I_CALL:
-		if (next != p->target)
-			break;
-		h->depth += !p->disp0;
-		goto log;
-	case MT_EMU_I_CALL_IND:
-		if (qs_is_handler(next))
-			break;
-		h->depth++;
-		goto log;
-	case MT_EMU_I_JMP_IND:
-	case MT_EMU_I_FAR:
-		if (qs_is_handler(next))
-			break;
-		goto log;
-	case MT_EMU_I_RET:
-		if (qs_is_handler(next))
-			break;
-		if (h->depth > 0) {
-			h->depth--;
-			goto log;
-		}
-		if (qs_is_restorer(next))
-			goto log;
-		/* The handler's frame returned to a caller: it was called. */
-		hold_resolve(v, HOW_BRANCH, 0);
-		return 0;
-	default:
-		break;
-	}
-unknown:
-	hold_resolve(v, HOW_UNKNOWN, 0);
-	return 0;
-log:
-	if (hold_log(v, b, v->tsc) < 0)
-		goto unknown;
-	return 1;
-}
-
-/* A system call starts while a delivery is held: rt_sigreturn is
- * logged (1), any other ends the hold (0: its entry is written). */
-static int
-hold_syscall(struct vst *v, int64_t num)
-{
-	if (num == SYS_RT_SIGRETURN && !v->insys &&
-	    hold_log(v, NULL, v->tsc) == 0) {
-		v->insys = 1;
-		return 1;
-	}
-	hold_resolve(v, HOW_UNKNOWN, 0);
-	return 0;
 }
 
 /* The block @b starts: count it in the clock. */
@@ -881,14 +589,14 @@ tb_exec_full(struct vst *v, const struct qb_blk *b)
 		v->jit_gen = __atomic_load_n(&g_jit_gen, __ATOMIC_SEQ_CST);
 		if (b->since > v->synced)
 			jit_sync(v, b);	/* the enable writes PSB+ */
-		gt(v, "start", 0, b->pc);
+		qt_gt(v, "start", 0, b->pc);
 		mt_emu_pt_enable(v->pt, b->pc, v->tsc);
 	} else {
 		int held;
 
 		if (v->insys)
 			atomic_store(&v->hdr->state, MTQ_T_RUN);
-		held = v->holding && hold_block(v, b);
+		held = v->holding && qh_block(v, b);
 		if (!held && atomic_load_explicit(&g_ctl->req,
 		    memory_order_relaxed) != v->seen && v->insys) {
 			park(v, b->pc, v->tsc);
@@ -896,7 +604,7 @@ tb_exec_full(struct vst *v, const struct qb_blk *b)
 				return;
 		}
 		if (!held)
-			step(v, b);
+			qt_step(v, b);
 	}
 	if (atomic_load_explicit(&g_ctl->req, memory_order_relaxed) !=
 	    v->seen) {
@@ -911,7 +619,7 @@ tb_exec_full(struct vst *v, const struct qb_blk *b)
 static __attribute__((noinline)) void
 tb_step(struct vst *v, const struct qb_blk *b)
 {
-	step(v, b);
+	qt_step(v, b);
 	advance(v, b);
 }
 
@@ -938,7 +646,7 @@ tb_tip(struct vst *v, const struct qb_blk *b, enum mt_emu_pt_ev ev)
  * blocks in ten of bench/cap-calls.cpp), no packet is due and no JIT code
  * was rewritten, this costs only what is inline here: no call, so no
  * saved registers either (every other case goes to tb_tip, tb_step or
- * tb_exec_full, as tail calls).  What it does is what step() would,
+ * tb_exec_full, as tail calls).  What it does is what qt_step() would,
  * without the ground-truth log: a thread that writes one takes
  * tb_exec_full for every block, and a test compares the packets of the
  * two captures byte for byte (tests/mt-capture-qemu.bats).
@@ -1088,12 +796,12 @@ syscall_enter(qp_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 		v->sigact = a2;
 	if (v == NULL || v->off || v->pt == NULL)
 		return;
-	if (v->holding && hold_syscall(v, num)) {
+	if (v->holding && qh_syscall(v, num)) {
 		atomic_store(&v->hdr->tsc, v->tsc);
 		atomic_store(&v->hdr->state, MTQ_T_SYSCALL);
 		return;
 	}
-	sys_enter(v, num == SYS_RT_SIGRETURN);
+	qt_sys_enter(v, num == SYS_RT_SIGRETURN);
 	if (num == SYS_EXIT || num == SYS_EXIT_GROUP) {
 		if (num == SYS_EXIT_GROUP)
 			atomic_store(&g_ctl->exited, 1);
