@@ -171,6 +171,7 @@ qh_block(struct vst *v, const struct qb_blk *b)
 	struct hold *h = &v->hold;
 	const struct qb_blk *p = v->prev;
 	uint64_t next = b->pc;
+	int split = 0;
 
 	if (v->insys) {		/* rt_sigreturn (qh_syscall) */
 		if (qs_is_handler(next)) {
@@ -185,8 +186,7 @@ qh_block(struct vst *v, const struct qb_blk *b)
 		goto unknown;	/* JIT code's clock: not while held */
 	/* QEMU moved the last instruction into the next block (follow). */
 	if (next == p->last && next != p->target && p->ninsns > 1) {
-		if (!qt_host_clock())
-			v->tsc--;
+		split = 1;
 		goto log;
 	}
 	switch (p->cls) {
@@ -238,6 +238,8 @@ unknown:
 log:
 	if (qh_log(v, b, v->tsc) < 0)
 		goto unknown;
+	if (split && !qt_host_clock())
+		v->tsc--;	/* as qt_step's follow() does */
 	return 1;
 }
 
