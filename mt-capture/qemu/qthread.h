@@ -67,7 +67,8 @@ void qt_step_due(struct vst *v, const struct qb_blk *b);
  * @sigreturn: it is rt_sigreturn. */
 void qt_sys_enter(struct vst *v, int sigreturn);
 
-/* Count a block change the model did not expect (META qemu-odd). */
+/* Count a block change the model did not expect (META
+ * qemu-async-changes). */
 void qt_odd(void);
 
 /* 1 when the clock is the host's TSC, not the instruction count. */
