@@ -37,7 +37,7 @@
 #include "sbevent.h"
 #include "snapout.h"
 #include "sysfs.h"
-#include "trigger.h"
+#include "trigev.h"
 #include "version.h"
 
 #define SB_DATA_PAGES	32		/* 128 KiB sideband ring per CPU,

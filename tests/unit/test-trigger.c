@@ -14,7 +14,7 @@
 #include <linux/perf_event.h>
 
 #include "tap.h"
-#include "../../mt-capture/trigger.h"
+#include "../../mt-capture/trigev.h"
 
 #define RING 256
 
