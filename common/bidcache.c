@@ -86,7 +86,7 @@ mt_bidcache_store(const char *dir, const uint8_t *id, size_t len,
 		return 0;
 	if (mkparents(path) < 0)
 		return -MT_E_IO;
-	rc = mt_outfile_open(&o, path, 0644);
+	rc = mt_outfile_open(&o, path, 0644, MT_OUTFILE_SYNC);
 	if (rc < 0)
 		return rc;
 	while (size > 0) {

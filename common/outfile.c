@@ -76,7 +76,8 @@ mt_outfile_trap(void (*handler)(int))
 }
 
 int
-mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode)
+mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode,
+    unsigned flags)
 {
 	const char *slash = strrchr(path, '/');
 	struct stat sb;
@@ -85,6 +86,7 @@ mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode)
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
+	o->sync = (flags & MT_OUTFILE_SYNC) != 0;
 	o->path = strdup(path);
 	if (o->path == NULL)
 		return -MT_E_NOMEM;
@@ -139,7 +141,7 @@ mt_outfile_commit(struct mt_outfile *o)
 		o->path = NULL;
 		return rc;
 	}
-	if (fsync(o->fd) < 0 && errno != EINVAL)
+	if (o->sync && fsync(o->fd) < 0 && errno != EINVAL)
 		rc = -MT_E_IO;
 	if (close(o->fd) < 0 && rc == 0)
 		rc = -MT_E_IO;

@@ -67,12 +67,14 @@ warn_cb(void *arg, const char *msg)
 /*
  * Open @out ("-": stdout) through common/outfile: a temporary name renamed
  * by close_out() when complete, a device written in place.  Mode 0600:
- * both files hold memory contents.  Returns the fd or -1 (errno set).
+ * both files hold memory contents.  @flags: MT_OUTFILE_SYNC for a
+ * snapshot (import-perf), 0 for perf.data made from one (export-perf).
+ * Returns the fd or -1 (errno set).
  */
 static int
-open_out(const char *out, struct mt_outfile *of)
+open_out(const char *out, struct mt_outfile *of, unsigned flags)
 {
-	if (mt_outfile_open(of, out, 0600) < 0) {
+	if (mt_outfile_open(of, out, 0600, flags) < 0) {
 		mt_outfile_abort(of);
 		return -1;
 	}
@@ -265,7 +267,7 @@ cmd_import_perf(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	ofd = open_out(out, &of);
+	ofd = open_out(out, &of, MT_OUTFILE_SYNC);
 	if (ofd < 0) {
 		warn("cannot create '%s'", out);
 		rc = 1;
@@ -421,7 +423,7 @@ cmd_export_perf(int argc, char **argv)
 		mt_snap_release(&s);
 		return 1;
 	}
-	ofd = open_out(out, &of);
+	ofd = open_out(out, &of, 0);
 	if (ofd < 0) {
 		warn("cannot create '%s'", out);
 		mt_snap_release(&s);

@@ -15,7 +15,7 @@ mt_cap_write_snapshot(const struct mt_snap *s, const char *path)
 	struct mt_outfile o;
 	int rc, e;
 
-	rc = mt_outfile_open(&o, path, 0600);
+	rc = mt_outfile_open(&o, path, 0600, MT_OUTFILE_SYNC);
 	if (rc < 0) {
 		mt_outfile_abort(&o);
 		return rc;
@@ -46,7 +46,7 @@ mt_cap_check_output(const char *path)
 	/* A FIFO opened and closed would end its reader's input. */
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
 		return 0;
-	rc = mt_outfile_open(&o, path, 0600);
+	rc = mt_outfile_open(&o, path, 0600, MT_OUTFILE_SYNC);
 	mt_outfile_abort(&o);
 	return rc;
 }

@@ -115,7 +115,7 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 		free(s);
 		return -MT_E_NOMEM;
 	}
-	rc = mt_outfile_open(&s->of, path, 0666);
+	rc = mt_outfile_open(&s->of, path, 0666, 0);
 	if (rc == -MT_E_NOMEM) {
 		snprintf(msg, n, "out of memory");
 		goto bad;

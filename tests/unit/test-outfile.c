@@ -42,7 +42,7 @@ commit_renames_into_place(void)
 	struct stat sb;
 
 	snprintf(path, sizeof(path), "%s/out.fxt", dir);
-	CHECK(mt_outfile_open(&o, path, 0600) == 0);
+	CHECK(mt_outfile_open(&o, path, 0600, MT_OUTFILE_SYNC) == 0);
 	CHECK(write(o.fd, "hello", 5) == 5);
 	CHECK(stat(path, &sb) < 0 && errno == ENOENT);
 	CHECK(entries() == 1);
@@ -60,7 +60,7 @@ abort_leaves_nothing(void)
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/x", dir);
-	CHECK(mt_outfile_open(&o, path, 0644) == 0);
+	CHECK(mt_outfile_open(&o, path, 0644, 0) == 0);
 	CHECK(write(o.fd, "partial", 7) == 7);
 	mt_outfile_abort(&o);
 	CHECK(entries() == 0);
@@ -72,7 +72,7 @@ device_is_written_in_place(void)
 	struct mt_outfile o;
 	struct stat sb;
 
-	CHECK(mt_outfile_open(&o, "/dev/null", 0600) == 0);
+	CHECK(mt_outfile_open(&o, "/dev/null", 0600, 0) == 0);
 	CHECK(o.in_place == 1 && o.tmp == NULL);
 	CHECK(write(o.fd, "x", 1) == 1);
 	CHECK(mt_outfile_commit(&o) == 0);
@@ -86,7 +86,7 @@ full_disk_fails_and_leaves_nothing(void)
 
 	/* /dev/full is a device, so it is written in place: the write
 	 * fails with ENOSPC, and nothing can be left behind. */
-	CHECK(mt_outfile_open(&o, "/dev/full", 0600) == 0);
+	CHECK(mt_outfile_open(&o, "/dev/full", 0600, MT_OUTFILE_SYNC) == 0);
 	CHECK(write(o.fd, "x", 1) < 0 && errno == ENOSPC);
 	mt_outfile_abort(&o);
 }
@@ -96,7 +96,7 @@ missing_directory_is_an_error(void)
 {
 	struct mt_outfile o;
 
-	CHECK(mt_outfile_open(&o, "/nonexistent-mt-dir/out", 0600) ==
+	CHECK(mt_outfile_open(&o, "/nonexistent-mt-dir/out", 0600, 0) ==
 	    -MT_E_IO);
 	CHECK(errno == ENOENT);
 	mt_outfile_abort(&o);
