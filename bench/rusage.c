@@ -52,13 +52,20 @@ since(const struct timespec *a, const struct timespec *b)
 	    (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* Starts the commands of argv (NULL-terminated, "|" between them). */
+/*
+ * Starts the commands of argv (NULL-terminated; with @split, "|" arguments
+ * between them, else one command) as a shell starts a pipeline, waits for
+ * them all and writes the line for the whole to @out, then with @split a
+ * line per command.  Returns the last command's status.
+ */
 static int
-pipeline(const char *out, char **argv)
+run(const char *out, char **argv, int split)
 {
 	struct stage st[16];
 	struct timespec t0, t1;
 	int n = 0, i, in = -1, rc;
+	double u = 0, sy = 0;
+	long r = 0;
 	FILE *fp;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -66,7 +73,7 @@ pipeline(const char *out, char **argv)
 		char **end = argv;
 		int fd[2] = { -1, -1 };
 
-		while (*end != NULL && strcmp(*end, "|") != 0)
+		while (*end != NULL && !(split && strcmp(*end, "|") == 0))
 			end++;
 		if (end == argv || n == 16) {
 			fprintf(stderr, "rusage: empty command or too many\n");
@@ -132,19 +139,14 @@ pipeline(const char *out, char **argv)
 		    strerror(errno));
 		return 127;
 	}
-	{
-		double u = 0, sy = 0;
-		long r = 0;
-
-		for (i = 0; i < n; i++) {
-			u += tv(&st[i].ru.ru_utime);
-			sy += tv(&st[i].ru.ru_stime);
-			if (st[i].ru.ru_maxrss > r)
-				r = st[i].ru.ru_maxrss;
-		}
-		fprintf(fp, "%.6f %.6f %.6f %ld\n", since(&t0, &t1), u, sy, r);
+	for (i = 0; i < n; i++) {
+		u += tv(&st[i].ru.ru_utime);
+		sy += tv(&st[i].ru.ru_stime);
+		if (st[i].ru.ru_maxrss > r)
+			r = st[i].ru.ru_maxrss;
 	}
-	for (i = 0; i < n; i++)
+	fprintf(fp, "%.6f %.6f %.6f %ld\n", since(&t0, &t1), u, sy, r);
+	for (i = 0; split && i < n; i++)
 		fprintf(fp, "%.6f %.6f %.6f %ld\n", since(&t0, &st[i].end),
 		    tv(&st[i].ru.ru_utime), tv(&st[i].ru.ru_stime),
 		    st[i].ru.ru_maxrss);
@@ -158,51 +160,17 @@ pipeline(const char *out, char **argv)
 int
 main(int argc, char **argv)
 {
-	struct timespec t0, t1;
-	struct rusage ru;
-	const char *out;
-	FILE *fp;
-	pid_t pid;
-	int st;
+	int split;
 
 	if (argc < 4 || strcmp(argv[1], "-o") != 0) {
 		fprintf(stderr, "usage: rusage -o file [-p] command [args...]"
 		    " ['|' command [args...]]...\n");
 		return 2;
 	}
-	out = argv[2];
-	if (strcmp(argv[3], "-p") == 0)
-		return pipeline(out, argv + 4);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "rusage: fork: %s\n", strerror(errno));
-		return 127;
+	split = strcmp(argv[3], "-p") == 0;
+	if (split && argc < 5) {
+		fprintf(stderr, "rusage: -p needs a command\n");
+		return 2;
 	}
-	if (pid == 0) {
-		execvp(argv[3], argv + 3);
-		fprintf(stderr, "rusage: cannot run '%s': %s\n", argv[3],
-		    strerror(errno));
-		_exit(127);
-	}
-	while (wait4(pid, &st, 0, &ru) < 0)
-		if (errno != EINTR) {
-			fprintf(stderr, "rusage: wait4: %s\n", strerror(errno));
-			return 127;
-		}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fp = fopen(out, "w");
-	if (fp == NULL) {
-		fprintf(stderr, "rusage: cannot write '%s': %s\n", out,
-		    strerror(errno));
-		return 127;
-	}
-	fprintf(fp, "%.6f %.6f %.6f %ld\n",
-	    (double)(t1.tv_sec - t0.tv_sec) +
-	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-	    tv(&ru.ru_utime), tv(&ru.ru_stime), ru.ru_maxrss);
-	fclose(fp);
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return WEXITSTATUS(st);
+	return run(argv[2], argv + 3 + split, split);
 }
