@@ -1,9 +1,48 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cached block decoder (cfg.h): libipt's query decoder for the
- * packets, the walk cache for the code between two queries.  Function by
- * function it mirrors libipt 2.0.5's pt_block_decoder.c (named in the
- * comments), reduced to what decode.c reads from blocks and events.
+ * The cached block decoder (cfg.h): a packet layer (mt's pq.h, or
+ * libipt's query decoder) for TNT bits, branch targets and events, the
+ * walk cache (walk.h) for the code between two of them.
+ *
+ * Its parts:
+ *
+ * - cfg_proceed() moves along walks without trace: to a target IP, to
+ *   the next branch that needs trace, or to where a section's code ends;
+ *   cfg_branch() asks the packet layer where that branch goes.
+ * - Events are handled through two tables per event type: how it binds
+ *   (rules[]: at once, at its IP, only while tracing is off, where it may
+ *   be moved to) and what delivering it changes (its effect and what the
+ *   decoder's state must be).  cfg_bind() answers for the event in hand
+ *   whether it binds where the decoder stands, or (in cfg_next) moves the
+ *   decoder there; cfg_event() delivers it.
+ * - Every call ends in cfg_settle(): the next event taken from the packet
+ *   layer if one is pending, and the status built in one place
+ *   (cfg_tell()).
+ *
+ * What it must show its caller is what libipt 2.0.5's block decoder
+ * returns for the same calls (decode.c runs one loop on either, and
+ * tests/mt-decode-cache.bats compares their streams byte for byte).  The
+ * facts of that behaviour it relies on:
+ *
+ * - An event is reported (pts_event_pending) only where it binds: an
+ *   asynchronous branch or disable at its source IP; MODE.Exec, PIP and
+ *   VMCS of a TIP, and TSX, at their IP unless it is suppressed; EXSTOP
+ *   and MWAIT likewise, or anywhere while tracing is off; paging and
+ *   VMCS events while tracing is off; enable, overflow, stop, power,
+ *   tick, CBR and MNT events wherever the decoder stands.  A
+ *   synchronous disable is reported by the next call after a block,
+ *   never at its end: it binds at its IP (an empty block when already
+ *   there), or with a suppressed IP at the next branch that needs trace.
+ * - After a disable at a branch, decoding resumes (with no IP of its own)
+ *   after a near call, SYSCALL or INT, else at 0.
+ * - An enable at the IP where the decoder stands is marked resumed.
+ * - Returns may be compressed: a near call pushes its return address on
+ *   a stack of 64 (a full stack drops its oldest); a return answered by
+ *   a taken TNT bit pops it.
+ * - pts_ip_suppressed while tracing is off; pts_eos once the packet layer
+ *   says so and no event is in hand.
+ * - libipt follows direct calls and jumps inside one block; a direct
+ *   branch out of the section, or code running into its end, ends it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +55,7 @@
 #include "pq.h"
 #include "walk.h"
 
-#define CFG_RETSTACK	64	/* libipt's pt_max_retstack */
+#define CFG_RETSTACK	64	/* return addresses kept (a power of 2) */
 #define CFG_MAX_WALKS	(1u << 22)	/* the cache's bound (about 300 MiB) */
 #define CFG_MAX_NINSN	65535	/* struct pt_block's u16 ninsn */
 
@@ -27,14 +66,14 @@ struct cfg_dec {
 	struct image_set *is;		/* not owned */
 	uint32_t pid;			/* whose image */
 	struct walk_cache *wc;		/* not owned */
-	uint64_t ip;			/* next instruction (libipt's ip) */
+	uint64_t ip;			/* the next instruction */
 	int mode;			/* enum pt_exec_mode */
-	int status;			/* last query status */
+	int status;			/* the packet layer's last status */
 	int enabled;			/* tracing enabled */
-	int process_event;		/* ev fetched, not yet delivered */
-	struct pt_event ev;		/* the event in process */
-	uint64_t rs[CFG_RETSTACK + 1];	/* return addresses, a ring */
-	uint8_t top, bottom;		/* as libipt's pt_retstack */
+	int have_ev;			/* ev taken, not yet delivered */
+	struct pt_event ev;		/* the event in hand */
+	uint64_t rs[CFG_RETSTACK];	/* return addresses, a ring: */
+	uint8_t rs_top, rs_n;		/* the next slot, entries held */
 	struct {
 		uint64_t lo, hi;	/* [lo, hi), hi == 0: none */
 		int isid;
@@ -145,52 +184,61 @@ cfg_q_event(struct cfg_dec *d, struct pt_event *ev)
 	    pt_qry_event(d->q, ev, sizeof(*ev));
 }
 
-/* pt_retstack_push: a full stack drops its oldest entry. */
-static void
+/* Push a return address; a full stack drops its oldest. */
+static inline void
 cfg_push(struct cfg_dec *d, uint64_t ip)
 {
-	d->rs[d->top] = ip;
-	d->top = (uint8_t)((d->top + 1) % (CFG_RETSTACK + 1));
-	if (d->top == d->bottom)
-		d->bottom = (uint8_t)((d->bottom + 1) % (CFG_RETSTACK + 1));
+	d->rs[d->rs_top] = ip;
+	d->rs_top = (uint8_t)((d->rs_top + 1) & (CFG_RETSTACK - 1));
+	if (d->rs_n < CFG_RETSTACK)
+		d->rs_n++;
 }
 
-/* pt_retstack_pop; an empty stack is an error libipt reports: abort. */
+/* Pop one; an empty stack is an error of the trace: CFG_ABORT. */
 static int
 cfg_pop(struct cfg_dec *d, uint64_t *ip)
 {
-	if (d->top == d->bottom)
+	if (d->rs_n == 0)
 		return CFG_ABORT;
-	d->top = (uint8_t)((d->top + CFG_RETSTACK) % (CFG_RETSTACK + 1));
-	*ip = d->rs[d->top];
+	d->rs_n--;
+	d->rs_top = (uint8_t)((d->rs_top - 1) & (CFG_RETSTACK - 1));
+	*ip = d->rs[d->rs_top];
 	return 0;
 }
 
-/* pt_blk_status */
+/*
+ * The status the caller gets: @pending (pts_event_pending or 0) with
+ * what the decoder's state says.
+ */
 static int
-cfg_status(const struct cfg_dec *d, int flags)
+cfg_tell(const struct cfg_dec *d, int pending)
 {
+	int st = pending;
+
 	if (!d->enabled)
-		flags |= pts_ip_suppressed;
-	if ((d->status & pts_eos) && !d->process_event)
-		flags |= pts_eos;
-	return flags;
+		st |= pts_ip_suppressed;
+	if ((d->status & pts_eos) && !d->have_ev)
+		st |= pts_eos;
+	return st;
 }
 
-/* pt_blk_fetch_event: 1 with an event in process, 0 without one. */
+/*
+ * The event in hand, taken from the packet layer when it has one
+ * pending: 1 with an event, 0 without, CFG_ABORT.
+ */
 static int
-cfg_fetch_event(struct cfg_dec *d)
+cfg_take_event(struct cfg_dec *d)
 {
 	int st;
 
-	if (d->process_event)
+	if (d->have_ev)
 		return 1;
 	if (!(d->status & pts_event_pending))
 		return 0;
 	st = cfg_q_event(d, &d->ev);
 	if (st < 0)
 		return CFG_ABORT;
-	d->process_event = 1;
+	d->have_ev = 1;
 	d->status = st;
 	return 1;
 }
@@ -249,8 +297,8 @@ cfg_step(struct cfg_dec *d, int isid, uint64_t ip, uint64_t target,
 }
 
 /*
- * Proceed from d->ip without trace (pt_blk_proceed_to_ip with @target,
- * else to the next decision point), adding the instructions to @blk and
+ * Proceed from d->ip without trace (to @target when @has_target, else
+ * to the next branch that needs trace), adding the instructions to @blk and
  * the return addresses of direct calls to the stack.  At a branch that
  * needs trace, d->ip is that branch and *@pw its walk.  A target inside
  * straight-line code, or a block libipt would cut, is CFG_ABORT.
@@ -352,8 +400,10 @@ step:
 }
 
 /*
- * The query for the branch that ends walk @w (pt_blk_next_ip and the
- * cached paths of pt_blk_proceed_no_event_cached); d->ip is the branch.
+ * Where the branch that ends walk @w goes, from the packet layer (d->ip
+ * is the branch): a conditional branch takes a TNT bit; a return takes
+ * a TNT bit (compressed: the return stack says where) or a TIP; a near
+ * call pushes its return address and takes a TIP like any other.
  */
 static int
 cfg_branch(struct cfg_dec *d, const struct walk *w)
@@ -389,7 +439,8 @@ cfg_branch(struct cfg_dec *d, const struct walk *w)
 	}
 	if (st < 0)
 		return st;
-	/* libipt's cached and uncached paths differ here: not ours. */
+	/* libipt's result for a suppressed target depends on its block
+	 * cache: not decoded here */
 	if (st & pts_ip_suppressed)
 		return CFG_ABORT;
 	d->status = st;
@@ -398,8 +449,9 @@ cfg_branch(struct cfg_dec *d, const struct walk *w)
 }
 
 /*
- * pt_blk_set_disable_resume_ip for the branch that ends walk @w: after a
- * near or far call, else 0.  WK_FAR does not say which far transfer.
+ * Where decoding resumes after a disable at the branch that ends walk
+ * @w: after a near call, SYSCALL or INT, else 0.  WK_FAR does not say
+ * which far transfer it is: CFG_ABORT.
  */
 static int
 cfg_resume_ip(struct cfg_dec *d, const struct walk *w)
@@ -414,169 +466,172 @@ cfg_resume_ip(struct cfg_dec *d, const struct walk *w)
 }
 
 /*
- * pt_blk_proceed_to_ip for an event that must be reached without trace:
- * 1 when reached, CFG_ABORT otherwise.
+ * How each event type binds and what delivering it does (the facts in
+ * the header).  An event binds where the decoder stands when one of its
+ * bind conditions holds; otherwise cfg_next may move there (move), and
+ * cfg_settle says nothing yet.
  */
-static int
-cfg_reach(struct cfg_dec *d, struct pt_block *blk, uint64_t ip)
-{
-	const struct walk *w;
+enum {
+	B_ALWAYS = 1,		/* wherever the decoder stands */
+	B_SUPPRESSED = 2,	/* anywhere when its IP is suppressed */
+	B_OFF = 4,		/* anywhere while tracing is off */
+	B_AT_IP = 8,		/* at its IP (field ip) */
+};
+enum {
+	M_NONE,			/* it cannot be moved to: CFG_ABORT */
+	M_TO_IP,		/* without trace to its IP */
+	M_TO_BRANCH,		/* to its IP, or (suppressed) to the next
+				 * branch that needs trace */
+};
+enum {
+	FX_NONE,
+	FX_ENABLE,		/* tracing on at its IP */
+	FX_DISABLE,		/* tracing off */
+	FX_BRANCH,		/* on at the asynchronous branch's target */
+	FX_OVERFLOW,		/* on at its IP, or off when suppressed */
+	FX_MODE,		/* the execution mode */
+};
+/* What the decoder's state must be to deliver it. */
+enum {
+	N_ON = 1,		/* tracing on */
+	N_OFF = 2,		/* tracing off */
+	N_NO_UPDATE = 4,	/* not a status update */
+	N_IP = 8,		/* an IP (not suppressed) */
+};
 
-	return cfg_proceed(d, blk, 1, ip, &w) == CFG_AT_TARGET ? 1 :
-	    CFG_ABORT;
+static const struct cfg_rule {
+	uint8_t known;		/* 0: not decoded here (PTWRITE): abort */
+	uint8_t bind;		/* B_* */
+	uint8_t move;		/* M_* */
+	uint8_t effect;		/* FX_* */
+	uint8_t need;		/* N_* */
+	uint16_t ip;		/* offset of its IP in struct pt_event */
+} rules[] = {
+#define IPF(m)	(uint16_t)offsetof(struct pt_event, variant.m)
+	[ptev_enabled] = { 1, B_ALWAYS, M_NONE, FX_ENABLE,
+	    N_OFF | N_NO_UPDATE | N_IP, 0 },
+	[ptev_disabled] = { 1, 0, M_TO_BRANCH, FX_DISABLE,
+	    N_ON | N_NO_UPDATE, IPF(disabled.ip) },
+	[ptev_async_disabled] = { 1, B_AT_IP, M_TO_IP, FX_DISABLE,
+	    N_ON | N_NO_UPDATE, IPF(async_disabled.at) },
+	[ptev_async_branch] = { 1, B_AT_IP, M_TO_IP, FX_BRANCH,
+	    N_ON | N_NO_UPDATE, IPF(async_branch.from) },
+	[ptev_paging] = { 1, B_OFF, M_NONE, FX_NONE, 0, 0 },
+	[ptev_async_paging] = { 1, B_SUPPRESSED | B_AT_IP, M_NONE, FX_NONE,
+	    0, IPF(async_paging.ip) },
+	[ptev_overflow] = { 1, B_ALWAYS, M_NONE, FX_OVERFLOW,
+	    N_NO_UPDATE, 0 },
+	[ptev_exec_mode] = { 1, B_SUPPRESSED | B_AT_IP, M_NONE, FX_MODE,
+	    0, IPF(exec_mode.ip) },
+	[ptev_tsx] = { 1, B_SUPPRESSED | B_AT_IP, M_TO_IP, FX_NONE,
+	    0, IPF(tsx.ip) },
+	[ptev_stop] = { 1, B_ALWAYS, M_NONE, FX_NONE,
+	    N_OFF | N_NO_UPDATE, 0 },
+	[ptev_vmcs] = { 1, B_OFF, M_NONE, FX_NONE, 0, 0 },
+	[ptev_async_vmcs] = { 1, B_SUPPRESSED | B_AT_IP, M_NONE, FX_NONE,
+	    0, IPF(async_vmcs.ip) },
+	[ptev_exstop] = { 1, B_SUPPRESSED | B_OFF | B_AT_IP, M_TO_IP,
+	    FX_NONE, 0, IPF(exstop.ip) },
+	[ptev_mwait] = { 1, B_SUPPRESSED | B_OFF | B_AT_IP, M_TO_IP,
+	    FX_NONE, 0, IPF(mwait.ip) },
+	[ptev_pwre] = { 1, B_ALWAYS, M_NONE, FX_NONE, 0, 0 },
+	[ptev_pwrx] = { 1, B_ALWAYS, M_NONE, FX_NONE, 0, 0 },
+	[ptev_tick] = { 1, B_ALWAYS, M_NONE, FX_NONE, 0, 0 },
+	[ptev_cbr] = { 1, B_ALWAYS, M_NONE, FX_NONE, 0, 0 },
+	[ptev_mnt] = { 1, B_ALWAYS, M_NONE, FX_NONE, 0, 0 },
+#undef IPF
+};
+
+/* The rule of @ev's type, NULL for types not decoded here. */
+static const struct cfg_rule *
+cfg_rule(const struct pt_event *ev)
+{
+	if ((unsigned)ev->type >= sizeof(rules) / sizeof(rules[0]) ||
+	    !rules[ev->type].known)
+		return NULL;
+	return &rules[ev->type];
 }
 
-/* pt_blk_proceed_event */
+/* The IP field of @ev that @r names. */
+static inline uint64_t
+cfg_ev_ip(const struct pt_event *ev, const struct cfg_rule *r)
+{
+	uint64_t ip;
+
+	memcpy(&ip, (const char *)ev + r->ip, sizeof(ip));
+	return ip;
+}
+
+/* Does @ev (of rule @r) bind where the decoder stands? */
 static int
-cfg_proceed_event(struct cfg_dec *d, struct pt_block *blk)
+cfg_binds_here(const struct cfg_dec *d, const struct pt_event *ev,
+    const struct cfg_rule *r)
+{
+	return (r->bind & B_ALWAYS) ||
+	    ((r->bind & B_SUPPRESSED) && ev->ip_suppressed) ||
+	    ((r->bind & B_OFF) && !d->enabled) ||
+	    ((r->bind & B_AT_IP) && d->ip == cfg_ev_ip(ev, r));
+}
+
+/*
+ * Move without trace to where the event in hand binds, the code on the
+ * way into @blk; 0, or CFG_ABORT where the walks cannot take it there.
+ */
+static int
+cfg_move(struct cfg_dec *d, struct pt_block *blk, const struct cfg_rule *r)
 {
 	const struct pt_event *ev = &d->ev;
 	const struct walk *w = NULL;
 	int rc;
 
-	switch (ev->type) {
-	case ptev_enabled:
-	case ptev_overflow:
-	case ptev_stop:
-	case ptev_pwre:
-	case ptev_pwrx:
-	case ptev_tick:
-	case ptev_cbr:
-	case ptev_mnt:
-		break;
-	case ptev_disabled:
-		/*
-		 * Suppressed: it binds to the next branch that needs trace
-		 * (or a MOV CR3, which user code does not run).  Else to its
-		 * IP, or to a branch on the way there.
-		 */
-		rc = cfg_proceed(d, blk, !ev->ip_suppressed,
-		    ev->variant.disabled.ip, &w);
+	switch (r->move) {
+	case M_TO_IP:
+		rc = cfg_proceed(d, blk, 1, cfg_ev_ip(ev, r), &w);
+		return rc == CFG_AT_TARGET ? 0 : CFG_ABORT;
+	case M_TO_BRANCH:
+		rc = cfg_proceed(d, blk, !ev->ip_suppressed, cfg_ev_ip(ev, r),
+		    &w);
 		if (rc == CFG_AT_BRANCH)
-			rc = cfg_resume_ip(d, w);
-		else if (rc != CFG_AT_TARGET)
-			return CFG_ABORT;
-		if (rc < 0)
-			return CFG_ABORT;
-		break;
-	case ptev_async_disabled:
-		if (cfg_reach(d, blk, ev->variant.async_disabled.at) < 0)
-			return CFG_ABORT;
-		break;
-	case ptev_async_branch:
-		if (cfg_reach(d, blk, ev->variant.async_branch.from) < 0)
-			return CFG_ABORT;
-		break;
-	case ptev_paging:
-	case ptev_vmcs:
-		if (d->enabled)
-			return CFG_ABORT;	/* binds to an instruction */
-		break;
-	case ptev_exec_mode:
-		if (!ev->ip_suppressed && d->ip != ev->variant.exec_mode.ip)
-			return CFG_ABORT;
-		break;
-	case ptev_async_paging:
-		/* Where it binds with trace: only when already there. */
-		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
-			return CFG_ABORT;
-		break;
-	case ptev_async_vmcs:
-		if (!ev->ip_suppressed && d->ip != ev->variant.async_vmcs.ip)
-			return CFG_ABORT;
-		break;
-	case ptev_tsx:
-		if (!ev->ip_suppressed &&
-		    cfg_reach(d, blk, ev->variant.tsx.ip) < 0)
-			return CFG_ABORT;
-		break;
-	case ptev_exstop:
-		if (d->enabled && !ev->ip_suppressed &&
-		    cfg_reach(d, blk, ev->variant.exstop.ip) < 0)
-			return CFG_ABORT;
-		break;
-	case ptev_mwait:
-		if (d->enabled && !ev->ip_suppressed &&
-		    cfg_reach(d, blk, ev->variant.mwait.ip) < 0)
-			return CFG_ABORT;
-		break;
-	default:
-		return CFG_ABORT;	/* ptwrite */
-	}
-	return cfg_status(d, pts_event_pending);
-}
-
-/*
- * pt_blk_proceed_trailing_event: is there an event at the current IP?
- * (No instruction is ever postponed here: the events that postpone one
- * are refused.)
- */
-static int
-cfg_trailing_event(struct cfg_dec *d)
-{
-	const struct pt_event *ev = &d->ev;
-	int rc = cfg_fetch_event(d);
-
-	if (rc <= 0)
-		return rc < 0 ? rc : cfg_status(d, 0);
-	switch (ev->type) {
-	case ptev_disabled:
-		break;
-	case ptev_async_disabled:
-		if (d->ip == ev->variant.async_disabled.at)
-			return cfg_status(d, pts_event_pending);
-		break;
-	case ptev_async_branch:
-		if (d->ip == ev->variant.async_branch.from)
-			return cfg_status(d, pts_event_pending);
-		break;
-	case ptev_paging:
-	case ptev_vmcs:
-		if (!d->enabled)
-			return cfg_status(d, pts_event_pending);
-		break;
-	case ptev_exec_mode:
-		if (ev->ip_suppressed || d->ip == ev->variant.exec_mode.ip)
-			return cfg_status(d, pts_event_pending);
-		break;
-	case ptev_async_paging:
-		if (ev->ip_suppressed || d->ip == ev->variant.async_paging.ip)
-			return cfg_status(d, pts_event_pending);
-		break;
-	case ptev_async_vmcs:
-		if (ev->ip_suppressed || d->ip == ev->variant.async_vmcs.ip)
-			return cfg_status(d, pts_event_pending);
-		break;
-	case ptev_tsx:
-		if (ev->ip_suppressed || d->ip == ev->variant.tsx.ip)
-			return cfg_status(d, pts_event_pending);
-		break;
-	case ptev_exstop:
-		if (ev->ip_suppressed || !d->enabled ||
-		    d->ip == ev->variant.exstop.ip)
-			return cfg_status(d, pts_event_pending);
-		break;
-	case ptev_mwait:
-		if (ev->ip_suppressed || !d->enabled ||
-		    d->ip == ev->variant.mwait.ip)
-			return cfg_status(d, pts_event_pending);
-		break;
-	case ptev_enabled:
-	case ptev_overflow:
-	case ptev_stop:
-	case ptev_pwre:
-	case ptev_pwrx:
-	case ptev_tick:
-	case ptev_cbr:
-	case ptev_mnt:
-		return cfg_status(d, pts_event_pending);
+			return cfg_resume_ip(d, w);
+		return rc == CFG_AT_TARGET ? 0 : CFG_ABORT;
 	default:
 		return CFG_ABORT;
 	}
-	return cfg_status(d, 0);
 }
 
-/* pt_blk_sync_reset, then pt_blk_start on the status of a sync. */
+/*
+ * The status for the event in hand: pending where it binds.  With @blk
+ * (cfg_next) the decoder is first moved to where it binds; without, an
+ * event that binds elsewhere waits for the next cfg_next.
+ */
+static int
+cfg_bind(struct cfg_dec *d, struct pt_block *blk)
+{
+	const struct cfg_rule *r = cfg_rule(&d->ev);
+
+	if (r == NULL)
+		return CFG_ABORT;
+	if (cfg_binds_here(d, &d->ev, r))
+		return cfg_tell(d, pts_event_pending);
+	if (blk == NULL)
+		return cfg_tell(d, 0);
+	if (cfg_move(d, blk, r) < 0)
+		return CFG_ABORT;
+	return cfg_tell(d, pts_event_pending);
+}
+
+/* The end of every call: the next event, and whether it binds here. */
+static int
+cfg_settle(struct cfg_dec *d)
+{
+	int rc = cfg_take_event(d);
+
+	if (rc <= 0)
+		return rc < 0 ? rc : cfg_tell(d, 0);
+	return cfg_bind(d, NULL);
+}
+
+/* A new sync: nothing known, nothing held. */
 static void
 cfg_reset(struct cfg_dec *d)
 {
@@ -584,20 +639,21 @@ cfg_reset(struct cfg_dec *d)
 	d->ip = 0;
 	d->status = 0;
 	d->enabled = 0;
-	d->process_event = 0;
-	d->top = d->bottom = 0;
+	d->have_ev = 0;
+	d->rs_top = d->rs_n = 0;
 	memset(&d->ev, 0, sizeof(d->ev));
 }
 
+/* After the packet layer synced with status @st (its IP in d->ip). */
 static int
-cfg_start(struct cfg_dec *d, int st)
+cfg_begin(struct cfg_dec *d, int st)
 {
 	if (st < 0)
 		return st == -pte_eos ? st : CFG_ABORT;
 	d->status = st;
 	if (!(st & pts_ip_suppressed))
 		d->enabled = 1;
-	return cfg_trailing_event(d);
+	return cfg_settle(d);
 }
 
 int
@@ -606,7 +662,7 @@ cfg_sync_set(struct cfg_dec *d, uint64_t off)
 	cfg_reset(d);
 	if (d->pq_refused)
 		return CFG_ABORT;
-	return cfg_start(d, d->pq ? cfg_q(d, pq_sync_set(d->pq, &d->ip, off)) :
+	return cfg_begin(d, d->pq ? cfg_q(d, pq_sync_set(d->pq, &d->ip, off)) :
 	    pt_qry_sync_set(d->q, &d->ip, off));
 }
 
@@ -616,7 +672,7 @@ cfg_sync_forward(struct cfg_dec *d)
 	cfg_reset(d);
 	if (d->pq_refused)
 		return CFG_ABORT;
-	return cfg_start(d, d->pq ? cfg_q(d, pq_sync_forward(d->pq, &d->ip)) :
+	return cfg_begin(d, d->pq ? cfg_q(d, pq_sync_forward(d->pq, &d->ip)) :
 	    pt_qry_sync_forward(d->q, &d->ip));
 }
 
@@ -643,11 +699,11 @@ cfg_next(struct cfg_dec *d, struct pt_block *blk)
 	memset(blk, 0, sizeof(*blk));
 	blk->ip = d->ip;
 	blk->mode = (enum pt_exec_mode)d->mode;
-	rc = cfg_fetch_event(d);
+	rc = cfg_take_event(d);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
-		return cfg_proceed_event(d, blk);
+		return cfg_bind(d, blk);
 	if (!d->enabled)
 		return (d->status & pts_eos) ? -pte_eos : CFG_ABORT;
 	rc = cfg_proceed(d, blk, 0, 0, &w);
@@ -658,7 +714,7 @@ cfg_next(struct cfg_dec *d, struct pt_block *blk)
 	} else if (rc != CFG_AT_SECTION) {
 		return CFG_ABORT;
 	}
-	return cfg_trailing_event(d);
+	return cfg_settle(d);
 }
 
 /* Remember that walk @from's branch @which leads to walk @to. */
@@ -691,7 +747,7 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 	uint32_t k, from = 0, next = 0, at;
 	int isid, rc, taken = 0, n = 0, link = 0;
 
-	if (d->process_event || !d->enabled || d->mode == ptem_unknown ||
+	if (d->have_ev || !d->enabled || d->mode == ptem_unknown ||
 	    (d->status & (pts_event_pending | pts_eos)))
 		return CFG_SLOW;
 	for (;;) {
@@ -749,99 +805,57 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 				return rc == -pte_eos ? rc : CFG_ABORT;
 		}
 		if (d->status & (pts_event_pending | pts_eos))
-			return cfg_trailing_event(d);
+			return cfg_settle(d);
 	}
-	return n > 0 ? cfg_status(d, 0) : CFG_SLOW;
+	return n > 0 ? cfg_tell(d, 0) : CFG_SLOW;
 }
 
 int
 cfg_event(struct cfg_dec *d, struct pt_event *uev)
 {
 	struct pt_event *ev = &d->ev;
+	const struct cfg_rule *r = cfg_rule(ev);
 
-	if (!d->process_event)
+	if (!d->have_ev || r == NULL)
 		return CFG_ABORT;
-	switch (ev->type) {
-	case ptev_enabled:
+	if ((r->bind & B_AT_IP) && !cfg_binds_here(d, ev, r))
+		return CFG_ABORT;	/* not where it binds */
+	if (((r->need & N_ON) && !d->enabled) ||
+	    ((r->need & N_OFF) && d->enabled) ||
+	    ((r->need & N_NO_UPDATE) && ev->status_update) ||
+	    ((r->need & N_IP) && ev->ip_suppressed))
+		return CFG_ABORT;
+	switch (r->effect) {
+	case FX_ENABLE:
 		if (ev->variant.enabled.ip == d->ip)
 			ev->variant.enabled.resumed = 1;
-		if (ev->status_update || ev->ip_suppressed || d->enabled)
-			return CFG_ABORT;
 		d->ip = ev->variant.enabled.ip;
 		d->enabled = 1;
 		break;
-	case ptev_async_disabled:
-		if (d->ip != ev->variant.async_disabled.at)
-			return CFG_ABORT;
-		/* fall through */
-	case ptev_disabled:
-		if (ev->status_update || !d->enabled)
-			return CFG_ABORT;
+	case FX_DISABLE:
 		d->enabled = 0;
 		break;
-	case ptev_async_branch:
-		if (d->ip != ev->variant.async_branch.from ||
-		    ev->status_update || !d->enabled)
-			return CFG_ABORT;
+	case FX_BRANCH:
 		d->ip = ev->variant.async_branch.to;
 		break;
-	case ptev_async_paging:
-		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
-			return CFG_ABORT;
-		break;
-	case ptev_async_vmcs:
-		if (!ev->ip_suppressed && d->ip != ev->variant.async_vmcs.ip)
-			return CFG_ABORT;
-		break;
-	case ptev_paging:
-	case ptev_vmcs:
-		/* The image does not depend on the address space here. */
-		break;
-	case ptev_overflow:
-		if (ev->status_update)
-			return CFG_ABORT;
+	case FX_OVERFLOW:
 		d->enabled = !ev->ip_suppressed;
 		d->ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
 		break;
-	case ptev_exec_mode:
-		if (!ev->ip_suppressed && d->ip != ev->variant.exec_mode.ip)
-			return CFG_ABORT;
+	case FX_MODE:
+		/* a status update may not change the mode while tracing */
 		if (ev->status_update && d->enabled &&
 		    d->mode != ptem_unknown &&
 		    d->mode != (int)ev->variant.exec_mode.mode)
 			return CFG_ABORT;
 		d->mode = ev->variant.exec_mode.mode;
 		break;
-	case ptev_tsx:
-		if (!ev->ip_suppressed && d->ip != ev->variant.tsx.ip)
-			return CFG_ABORT;
-		break;
-	case ptev_stop:
-		if (ev->status_update || d->enabled)
-			return CFG_ABORT;
-		break;
-	case ptev_exstop:
-		if (!ev->ip_suppressed && d->enabled &&
-		    d->ip != ev->variant.exstop.ip)
-			return CFG_ABORT;
-		break;
-	case ptev_mwait:
-		if (!ev->ip_suppressed && d->enabled &&
-		    d->ip != ev->variant.mwait.ip)
-			return CFG_ABORT;
-		break;
-	case ptev_pwre:
-	case ptev_pwrx:
-	case ptev_tick:
-	case ptev_cbr:
-	case ptev_mnt:
-		break;
 	default:
-		return CFG_ABORT;
+		break;		/* paging and VMCS: one image for all */
 	}
-	d->process_event = 0;
+	d->have_ev = 0;
 	*uev = *ev;
-	return cfg_trailing_event(d);
+	return cfg_settle(d);
 }
 
 int

@@ -1,32 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A block decoder over libipt's query decoder and mt's control-flow cache
- * (the walks of walk.h), for traces without perf time.
+ * A block decoder over a packet layer (mt's pq.h, or libipt's query
+ * decoder) and mt's control-flow cache (the walks of walk.h), for traces
+ * without perf time.
  *
  * libipt's block decoder pays for every block: an event check, a section
  * lookup, its block cache, a query.  This one answers the same calls
  * (sync, next block, event, offset) with the same results, so decode.c
- * runs its loop unchanged on either: libipt's query decoder stays the
- * packet layer (TNT bits, TIPs, events, PSB+), and what happens between
+ * runs its loop unchanged on either: the packet layer gives the TNT
+ * bits, TIPs, events and PSB+, and what happens between
  * two queries comes from the walk cache, which knows each block's direct
  * calls and jumps, its length and the branch that ends it.
  *
- * It follows libipt 2.0.5's block decoder (pt_block_decoder.c) where
- * that decides what the event stream holds: where an event binds (an
- * asynchronous branch at its source IP, a disable at its IP or at the
- * next branch that needs trace), the return-compression stack (64
- * entries, the oldest dropped), the resume IP after a disable.  It does
- * not end blocks where libipt does when that does not change the stream,
- * so its block count differs.  With perf time it would: libipt ends a
- * block after a near direct call while it fills its block cache (first
- * visit, pt_blk_proceed_no_event_fill_cache), before the next query, and
- * the call gets the time from before that query; this decoder has no
- * model of libipt's block cache, so the caller gives it only buffers
- * with relative time (instruction counts, which block ends do not move).
+ * Its results equal libipt 2.0.5's block decoder's where they decide
+ * what the event stream holds (the facts it relies on are listed in
+ * cfg.c): where an event binds, the return-compression stack, the resume
+ * IP after a disable.  It does not end blocks where libipt does when
+ * that does not change the stream, so its block count differs.  With
+ * perf time it would: libipt ends a block after a near direct call while
+ * it fills its own block cache (on a first visit), before the next
+ * query, and the call gets the time from before that query; this
+ * decoder has no model of libipt's block cache, so the caller gives it
+ * only buffers with relative time (instruction counts, which block ends
+ * do not move).
  *
  * What it does not do it refuses with CFG_ABORT, and the caller decodes
- * the buffer again with libipt's block decoder: decode errors (their offsets are
- * libipt's), paging, VMCS and PTWRITE events that bind to instructions,
+ * the buffer again with libipt's block decoder: decode errors (their
+ * offsets are libipt's), paging, VMCS and PTWRITE events that bind to instructions,
  * a TIP with a suppressed IP, code not in exactly one section of the
  * image, an event IP inside straight-line code, errata workarounds.
  */
