@@ -120,6 +120,9 @@ struct mt_cap_opts {
 	/* Options only the emulate backend reads (issue 7). */
 	const char *start_at;	/* --start-at SYMBOL, or NULL */
 	const char *ground_truth;	/* --ground-truth FILE, or NULL */
+	uint64_t ground_truth_max;	/* --ground-truth-max: its bytes at
+					 * most; the lines past it are not
+					 * written */
 	int host_clock;		/* --clock host (qemu): the host's TSC
 				 * instead of the instruction count */
 };
@@ -345,6 +348,10 @@ int mt_cap_poll(struct mt_cap *c, int timeout_ms);
  * (then ops->run should return MT_CAP_EV_EXIT), else 0.
  */
 int mt_cap_note_exit(struct mt_cap *c, pid_t pid, int status);
+
+/* Say (once per capture: the backend's task) that the --ground-truth
+ * log reached --ground-truth-max and gets no more lines. */
+void mt_cap_gt_full(const struct mt_cap *c);
 
 /*
  * A target process is about to exit (the emulate backend's

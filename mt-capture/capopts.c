@@ -21,11 +21,12 @@
 #include "trigger.h"
 
 #define DEFAULT_OUTPUT "trace.snap"
+#define DEFAULT_GT_MAX (1ull << 30)	/* --ground-truth-max: 1 GiB */
 
 enum {
 	OPT_MAX_SNAPSHOTS = 256, OPT_TIMING, OPT_FILTER, OPT_BUNDLE,
 	OPT_NO_BUNDLE, OPT_READY_FD, OPT_START_AT, OPT_GROUND_TRUTH,
-	OPT_CLOCK,
+	OPT_CLOCK, OPT_GROUND_TRUTH_MAX,
 };
 
 static const struct option longopts[] = {
@@ -36,6 +37,7 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "ground-truth", required_argument, NULL, OPT_GROUND_TRUTH },
+	{ "ground-truth-max", required_argument, NULL, OPT_GROUND_TRUTH_MAX },
 	{ "help", no_argument, NULL, 'h' },
 	{ "kernel", no_argument, NULL, 'k' },
 	{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
@@ -107,6 +109,8 @@ usage(FILE *fp, int attach, int full)
 	    "      --start-at SYMBOL    emulate: run natively until SYMBOL\n"
 	    "      --ground-truth FILE  emulate, qemu: write every executed "
 	    "branch to FILE\n"
+	    "      --ground-truth-max B at most B bytes of it (K/M/G; default "
+	    "1G), then no more\n"
 	    "      --clock virtual|host qemu: one tick per instruction "
 	    "(default), or host time\n"
 	    "  -q, --quiet              no progress messages\n"
@@ -289,6 +293,12 @@ parse(struct mt_cap_opts *o, int attach, int argc, char **argv)
 		case OPT_GROUND_TRUTH:
 			o->ground_truth = optarg;
 			break;
+		case OPT_GROUND_TRUTH_MAX:
+			if (parse_size(optarg, &o->ground_truth_max) < 0) {
+				warnx("bad --ground-truth-max '%s'", optarg);
+				return -1;
+			}
+			break;
 		case OPT_CLOCK:
 			if (strcmp(optarg, "virtual") == 0)
 				o->host_clock = 0;
@@ -395,6 +405,7 @@ cmd_capture(int argc, char **argv, int attach)
 		.timing = MT_CAP_TIMING_NORMAL,
 		.bundle = 1,
 		.ready_fd = -1,
+		.ground_truth_max = DEFAULT_GT_MAX,
 		.backend = MT_CAP_BK_AUTO,
 		.sysfs_root = "",
 	};

@@ -340,6 +340,15 @@ mt_cap_note_exit(struct mt_cap *c, pid_t pid, int status)
 	return c->nalive == 0;
 }
 
+void
+mt_cap_gt_full(const struct mt_cap *c)
+{
+	warnx("ground truth '%s' reached its cap of %llu bytes "
+	    "(--ground-truth-max): no more is written to it; the capture "
+	    "goes on", c->o->ground_truth,
+	    (unsigned long long)c->o->ground_truth_max);
+}
+
 static void
 swap_elfs(struct mt_snap *a, struct mt_snap *b)
 {

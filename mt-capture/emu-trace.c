@@ -113,6 +113,8 @@ struct mt_emu_trace {
 	size_t nck, capck;
 	char *msg;			/* run()'s message buffer */
 	size_t msgsz;
+	uint64_t gt_bytes;		/* ground truth written */
+	int gt_full;			/* a line did not fit: no more */
 };
 
 /*
@@ -157,13 +159,38 @@ ts_diff(const struct timespec *a, const struct timespec *b)
 	    (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
+/* A line of the ground truth, unless it would pass the cap (then no
+ * line after it either). */
+static void
+gt_line(struct mt_emu_trace *t, const char *line, int n)
+{
+	if (t->o.ground_truth == NULL || t->gt_full || n <= 0)
+		return;
+	if (t->o.ground_truth_max != 0 &&
+	    t->gt_bytes + (uint64_t)n > t->o.ground_truth_max) {
+		t->gt_full = 1;
+		return;
+	}
+	t->gt_bytes += (uint64_t)n;
+	fwrite(line, 1, (size_t)n, t->o.ground_truth);
+}
+
 static void
 gt(struct mt_emu_trace *t, pid_t tid, const char *kind, uint64_t from,
     uint64_t to)
 {
+	char line[96];
+
 	if (t->o.ground_truth != NULL)
-		fprintf(t->o.ground_truth, "%d %s 0x%llx 0x%llx\n", (int)tid,
-		    kind, (unsigned long long)from, (unsigned long long)to);
+		gt_line(t, line, snprintf(line, sizeof(line),
+		    "%d %s 0x%llx 0x%llx\n", (int)tid, kind,
+		    (unsigned long long)from, (unsigned long long)to));
+}
+
+int
+mt_emu_trace_gt_full(const struct mt_emu_trace *t)
+{
+	return t->gt_full;
 }
 
 static struct proc *
@@ -1336,7 +1363,10 @@ mt_emu_trace_stop(struct mt_emu_trace *t, unsigned index)
 	int rc;
 
 	if (t->o.ground_truth != NULL) {
-		fprintf(t->o.ground_truth, "snapshot %u\n", index);
+		char line[32];
+
+		gt_line(t, line, snprintf(line, sizeof(line), "snapshot %u\n",
+		    index));
 		if (fflush(t->o.ground_truth) != 0 ||
 		    ferror(t->o.ground_truth))
 			return -MT_E_IO;

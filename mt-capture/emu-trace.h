@@ -69,6 +69,8 @@ struct mt_emu_trace_opts {
 	int follow_forks;	/* PTRACE_O_TRACEFORK/VFORK/EXIT: offer
 				 * child processes to the proc_new hook */
 	FILE *ground_truth;	/* branch log, or NULL; not owned */
+	uint64_t ground_truth_max;	/* its bytes at most (whole lines);
+				 * 0: no cap */
 	unsigned poll_every;	/* steps between poll hooks (>= 1) */
 	uint64_t tsc0;		/* virtual clock at the start */
 	double tsc_per_ns;	/* to turn real time into ticks */
@@ -163,5 +165,9 @@ struct mt_emu_jit;
  */
 const struct mt_emu_jit *mt_emu_trace_jit(const struct mt_emu_trace *t,
     size_t i, pid_t *pid);
+
+/* 1 once a ground-truth line did not fit under o.ground_truth_max: no
+ * more are written. */
+int mt_emu_trace_gt_full(const struct mt_emu_trace *t);
 
 #endif /* MT_EMU_TRACE_H */

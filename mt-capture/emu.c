@@ -36,6 +36,7 @@ struct emu {
 	FILE *gt;			/* --ground-truth file, or NULL */
 	char *gt_tmp;			/* its temporary name; owned */
 	int gt_direct;			/* not a regular file: no rename */
+	int gt_said;			/* its cap was reported */
 	uint64_t config;		/* PT config bits in use */
 	int real_tsc;			/* clock starts at the host TSC */
 	uint64_t tsc0;			/* clock at creation */
@@ -104,6 +105,13 @@ hook_proc_exiting(void *ctx, pid_t pid)
 static int
 hook_poll(void *ctx, int timeout_ms)
 {
+	struct emu *e = mt_cap_priv(ctx);
+
+	if (e->gt != NULL && !e->gt_said && e->tr != NULL &&
+	    mt_emu_trace_gt_full(e->tr)) {
+		e->gt_said = 1;
+		mt_cap_gt_full(ctx);
+	}
 	return mt_cap_poll(ctx, timeout_ms);
 }
 
@@ -196,6 +204,7 @@ make_tracer(struct mt_cap *c, struct emu *e)
 	to.config = e->config;
 	to.start_at = mt_cap_opts(c)->start_at;
 	to.ground_truth = e->gt;
+	to.ground_truth_max = mt_cap_opts(c)->ground_truth_max;
 	to.poll_every = 1;
 	/* Longer than ptrace's own delays on a loaded machine. */
 	to.slow_syscall_ns = 10000000;
@@ -464,6 +473,9 @@ emu_close(struct mt_cap *c)
 
 	if (e == NULL)
 		return;
+	if (e->gt != NULL && !e->gt_said && e->tr != NULL &&
+	    mt_emu_trace_gt_full(e->tr))
+		mt_cap_gt_full(c);
 	mt_emu_trace_free(e->tr);
 	if (e->gt != NULL) {
 		const char *path = mt_cap_opts(c)->ground_truth;

@@ -16,7 +16,9 @@
  *                first found to hold code (qemu/qmaps.h)
  *   DIR/code     records of the code bytes of translated blocks outside
  *                file mappings (JIT): struct mtq_code, then the bytes
- *   DIR/gt.N     per thread: the ground-truth branch log, when asked for
+ *   DIR/gt.N     per thread: the ground-truth branch log, when asked for;
+ *                all of them together at most config ground-truth-max
+ *                bytes (whole lines; ctl's gt_bytes counts them)
  *
  * The files outlive QEMU: a target that dies or is killed still leaves
  * its rings, so mt-capture writes its snapshot all the same.
@@ -69,6 +71,12 @@ struct mtq_ctl {
 	_Atomic uint64_t translated;	/* blocks translated */
 	_Atomic uint64_t records;	/* block records the plugin holds */
 	_Atomic uint64_t odd;		/* block changes the model did not expect */
+	_Atomic uint64_t gt_bytes;	/* ground-truth bytes written or
+					 * claimed, all threads */
+	_Atomic uint32_t gt_full;	/* 1: a line did not fit under the
+					 * cap (config ground-truth-max);
+					 * none is written any more */
+	uint32_t pad;			/* 0 */
 	struct mtq_hit hits[MTQ_MAX_HITS];	/* hits[i % MTQ_MAX_HITS] */
 	_Atomic uint32_t hit_ready[MTQ_MAX_HITS];	/* seq + 1 once written */
 };

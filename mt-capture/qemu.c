@@ -68,6 +68,7 @@ struct qemu {
 	uint64_t tsc0, mono0;		/* host TSC and CLOCK_MONOTONIC ns at
 					 * the start (--clock host) */
 	unsigned stops_timed_out;	/* threads that did not stop in time */
+	int gt_said;			/* the cap message was printed */
 };
 
 /* ---- finding QEMU and the plugin ---- */
@@ -293,10 +294,12 @@ write_config(struct mt_cap *c, struct qemu *q, char *msg, size_t msgsz)
 		return -MT_E_IO;
 	}
 	fprintf(f, "snapshot-size %llu\nconfig %llx\ntsc0 %llu\n"
-	    "all-threads %d\nground-truth %d\nhost-clock %d\n",
+	    "all-threads %d\nground-truth %d\nground-truth-max %llu\n"
+	    "host-clock %d\n",
 	    (unsigned long long)o->snapshot_size,
 	    (unsigned long long)q->config, (unsigned long long)TSC0,
-	    o->all_threads, o->ground_truth != NULL, o->host_clock);
+	    o->all_threads, o->ground_truth != NULL,
+	    (unsigned long long)o->ground_truth_max, o->host_clock);
 	for (i = 0; mt_cap_trigger_site(c, i, &site, &off, &hw) == 0; i++) {
 		if (hw) {
 			fclose(f);
@@ -447,6 +450,16 @@ take_hits(struct mt_cap *c, struct qemu *q)
 	return any;
 }
 
+/* Once the plugin found the ground-truth log full: say so, once. */
+static void
+gt_check_full(struct mt_cap *c, struct qemu *q)
+{
+	if (q->gt_said || !atomic_load(&q->ctl->gt_full))
+		return;
+	q->gt_said = 1;
+	mt_cap_gt_full(c);
+}
+
 static int
 qemu_start(struct mt_cap *c, char *msg, size_t msgsz)
 {
@@ -465,6 +478,7 @@ qemu_run(struct mt_cap *c)
 	for (;;) {
 		if ((rc = refresh_rings(c, q)) < 0)
 			return rc;
+		gt_check_full(c, q);
 		if ((rc = take_hits(c, q)) < 0)
 			return rc;
 		rc = mt_cap_poll(c, rc > 0 ? 0 : 5);
@@ -759,25 +773,31 @@ static void
 write_ground_truth(struct mt_cap *c, struct qemu *q)
 {
 	const char *out = mt_cap_opts(c)->ground_truth;
-	char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
+	char path[PATH_MAX + 32], tmp[PATH_MAX + 32], buf[65536];
 	size_t i, n;
-	char *text;
-	FILE *f;
+	FILE *f, *in;
+	int bad = 0;
 
+	gt_check_full(c, q);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid());
 	if ((f = fopen(tmp, "we")) == NULL) {
 		fprintf(stderr, "mt-capture: cannot write '%s': %s\n", tmp,
 		    strerror(errno));
 		return;
 	}
-	for (i = 0; i < q->nrings; i++) {
+	for (i = 0; i < q->nrings && !bad; i++) {
 		snprintf(path, sizeof(path), "%s/gt.%zu", q->dir, i);
-		if ((text = slurp_file(path, &n)) != NULL) {
-			fwrite(text, 1, n, f);
-			free(text);
-		}
+		if ((in = fopen(path, "re")) == NULL)
+			continue;
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			if (fwrite(buf, 1, n, f) != n) {
+				bad = 1;
+				break;
+			}
+		bad |= ferror(in);
+		fclose(in);
 	}
-	if ((ferror(f) | fclose(f)) || rename(tmp, out) != 0) {
+	if ((bad | ferror(f) | fclose(f)) || rename(tmp, out) != 0) {
 		fprintf(stderr, "mt-capture: cannot write '%s': %s\n", out,
 		    strerror(errno));
 		unlink(tmp);

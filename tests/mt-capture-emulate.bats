@@ -203,6 +203,28 @@ capture_and_compare() {
 	[ -c /dev/full ]
 }
 
+@test "emulate: --ground-truth-max: the log stops at its cap with one message, the snapshot decodes" {
+	run mt-capture run -q -b emulate --start-at main --ground-truth "$E/cap.gt" \
+	    --ground-truth-max 4K -o "$E/cap.snap" -- "$E/recurse"
+	[ "$status" -eq 0 ]
+	run grep -c "ground truth '$E/cap.gt' reached its cap of 4096 bytes (--ground-truth-max)" <<< "$output"
+	[ "$output" -eq 1 ]
+	local size
+	size=$(stat -c %s "$E/cap.gt")
+	[ "$size" -le 4096 ] && [ "$size" -gt 3900 ]
+	run grep -cvE '^[0-9]+ [a-z-]+ 0x[0-9a-f]+ 0x[0-9a-f]+$' "$E/cap.gt"
+	[ "$output" -eq 0 ]
+	run mt-decode --stats -o "$E/cap.ev" "$E/cap.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"errors: 0"* ]]
+	# the log is the start of the calls, which went on past it
+	truth "$E/cap.gt" 0 > "$E/cap.want"
+	decoded "$E/cap.ev" > "$E/cap.got"
+	[ -s "$E/cap.want" ]
+	[ "$(wc -l < "$E/cap.got")" -gt "$(wc -l < "$E/cap.want")" ]
+	head -n "$(wc -l < "$E/cap.want")" "$E/cap.got" | diff -u "$E/cap.want" -
+}
+
 @test "emulate: --ground-truth is written under a temporary name, then renamed" {
 	run mt-capture run -q -b emulate --start-at main --ground-truth "$E/rn.gt" \
 	    -o "$E/rn.snap" -- "$E/fnptr"

@@ -478,3 +478,52 @@ aux() {
 	tail -n "$n" "$E/wrap.want" | diff -u - "$E/wrap.got"
 	[ "$n" -lt "$(wc -l < "$E/wrap.want")" ]
 }
+
+# A ground-truth log grows with every branch (one run once filled the
+# disk at 70 GB): --ground-truth-max caps it at whole lines, says so once,
+# and the capture goes on to a snapshot that decodes.
+@test "qemu: --ground-truth-max: the log stops at its cap with one message, the capture goes on" {
+	run mt-capture run -q -b qemu --all-threads --ground-truth "$E/cap.gt" \
+	    --ground-truth-max 48K -o "$E/cap.snap" -- "$E/dthreads"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	run grep -c "ground truth '$E/cap.gt' reached its cap of 49152 bytes (--ground-truth-max)" <<< "$output"
+	[ "$output" -eq 1 ]
+	# whole lines, at most the cap, not far below it
+	local size
+	size=$(stat -c %s "$E/cap.gt")
+	[ "$size" -le 49152 ] && [ "$size" -gt 45000 ]
+	run grep -cvE '^[0-9]+ [a-z-]+ 0x[0-9a-f]+ 0x[0-9a-f]+$' "$E/cap.gt"
+	[ "$output" -eq 0 ]
+	# the snapshot: every thread, to the exit, zero errors
+	run mt-decode --info "$E/cap.snap"
+	[[ "$output" == *"meta: reason = exit"* ]]
+	run mt-decode --stats -o "$E/cap.ev" "$E/cap.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"errors: 0"* ]]
+	truth "$E/cap.gt" 0 > "$E/cap.want"
+	decoded "$E/cap.ev" > "$E/cap.got"
+	[ "$(cut -d' ' -f2 "$E/cap.got" | sort -u | wc -l)" -eq 3 ]
+	# each thread's log is the start of what it ran, which went on
+	[ "$(wc -l < "$E/cap.got")" -gt "$(wc -l < "$E/cap.want")" ]
+	local tid
+	for tid in $(cut -d' ' -f2 "$E/cap.want" | sort -u); do
+		awk -v t="$tid" '$2 == t' "$E/cap.want" > "$E/cap.want.t"
+		awk -v t="$tid" '$2 == t' "$E/cap.got" |
+		    head -n "$(wc -l < "$E/cap.want.t")" | diff -u "$E/cap.want.t" -
+	done
+	[ -s "$E/cap.want" ]
+	# without the option the same program writes more than that
+	run mt-capture run -q -b qemu --all-threads --ground-truth "$E/nocap.gt" \
+	    -o "$E/nocap.snap" -- "$E/dthreads"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"--ground-truth-max"* ]]
+	[ "$(stat -c %s "$E/nocap.gt")" -gt 200000 ]
+}
+
+@test "qemu: --ground-truth-max refuses a size it cannot read" {
+	run mt-capture run -q -b qemu --ground-truth "$E/bad.gt" \
+	    --ground-truth-max 12Q -o "$E/bad.snap" -- "$E/recurse"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"bad --ground-truth-max '12Q'"* ]]
+}

@@ -36,7 +36,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <stdio_ext.h>
 #include <x86intrin.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -44,6 +43,7 @@
 #include "emu-insn.h"
 #include "emu-pt.h"
 #include "qblk.h"
+#include "qgt.h"
 #include "qemu-ipc.h"
 #include "qmaps.h"
 #include "qplugin.h"
@@ -75,6 +75,7 @@ struct opts {
 	uint64_t tsc0;		/* clock of the first thread */
 	int all_threads;	/* trace every thread, not the first only */
 	int ground_truth;	/* write gt.N */
+	uint64_t gt_max;	/* bytes of all gt.N together, at most */
 	int host_clock;		/* the host's TSC, not the instruction count */
 };
 
@@ -90,14 +91,6 @@ static int g_nthreads;		/* vCPUs seen */
 static pid_t g_pid;		/* the process the rings belong to */
 static struct mt_emu_code *g_code;	/* capstone for classification */
 static uint64_t g_jit_gen;	/* new versions of JIT code so far */
-
-void
-qt_gt(struct vst *v, const char *kind, uint64_t from, uint64_t to)
-{
-	if (v->gt != NULL)
-		fprintf(v->gt, "%d %s 0x%llx 0x%llx\n", (int)v->hdr->tid, kind,
-		    (unsigned long long)from, (unsigned long long)to);
-}
 
 /* After a change of off, insys, started or gt. */
 void
@@ -151,6 +144,7 @@ read_config(const char *dir)
 	f = fopen(path, "re");
 	if (f == NULL)
 		return -1;
+	g_o.gt_max = UINT64_MAX;
 	while (fgets(line, sizeof(line), f) != NULL) {
 		unsigned long long a, b;
 		char file[4096];
@@ -166,6 +160,8 @@ read_config(const char *dir)
 			g_o.all_threads = a != 0;
 		else if (sscanf(line, "ground-truth %llu", &a) == 1)
 			g_o.ground_truth = a != 0;
+		else if (sscanf(line, "ground-truth-max %llu", &a) == 1)
+			g_o.gt_max = a;
 		else if (sscanf(line, "host-clock %llu", &a) == 1)
 			g_o.host_clock = a != 0;
 		else if (sscanf(line, "trigger %llu %llx %4095[^\n]", &a, &b,
@@ -215,12 +211,8 @@ thread_start(struct vst *v)
 		return;
 	}
 	v->pt = &v->packets;
-	if (g_o.ground_truth) {
-		char path[4200];
-
-		snprintf(path, sizeof(path), "%s/gt.%d", g_dir, v->idx);
-		v->gt = fopen(path, "we");
-	}
+	if (g_o.ground_truth)
+		qg_open(v, v->idx);
 	/* Publish the ring only once it is complete. */
 	atomic_store(&v->hdr->state, MTQ_T_RUN);
 	atomic_store(&g_ctl->nrings, (uint32_t)v->idx + 1);
@@ -246,10 +238,7 @@ thread_end(struct vst *v)
 		atomic_store(&v->hdr->blocks, v->blocks);
 		atomic_store(&v->hdr->state, MTQ_T_EXITED);
 	}
-	if (v->gt != NULL) {
-		fclose(v->gt);
-		v->gt = NULL;
-	}
+	qg_close(v, 0);
 	v->off = 1;
 	v->slow = 1;
 }
@@ -834,13 +823,9 @@ syscall_return(qp_id_t id, unsigned int vcpu, int64_t num, int64_t ret)
 			if (g_v[i] != NULL) {
 				g_v[i]->off = 1;
 				g_v[i]->slow = 1;
-				if (g_v[i]->gt != NULL) {
-					/* The parent writes what was
-					 * buffered: drop our copy. */
-					__fpurge(g_v[i]->gt);
-					fclose(g_v[i]->gt);
-					g_v[i]->gt = NULL;
-				}
+				/* The parent writes what was
+				 * buffered: drop our copy. */
+				qg_close(g_v[i], 1);
 			}
 	}
 }
@@ -996,6 +981,7 @@ qemu_plugin_install(qp_id_t id, const struct qp_info *info, int argc,
 		return -1;
 	}
 	g_pid = getpid();
+	qg_init(g_dir, g_ctl, g_o.gt_max);
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_vcpu_syscall_cb(id, syscall_enter);
