@@ -27,12 +27,14 @@
 #include "decode.h"
 #include "err.h"
 #include "events.h"
+#include "ild.h"
 #include "image.h"
 #include "parallel.h"
 #include "runs.h"
 #include "snap.h"
 #include "threads.h"
 #include "walk.h"
+#include "xol.h"
 
 /* A branch whose destination is not known yet. */
 struct dec_pend {
@@ -108,6 +110,9 @@ struct dec_buf {
 				 * instruction runs out of line (no record) */
 	uint64_t xol_br;	/* in the slot of this probed ret or
 				 * indirect branch (written at its end) */
+	struct xol_view *xv;	/* its bytes in the slot, or NULL */
+	int xol_img;		/* the decoder has xv's image, not img */
+	struct pt_image *img;	/* the image dec_set_image gave it */
 	uint64_t gap_at;	/* the last event: a trap (FUP + TIP.PGD)
 				 * here, maybe a probe's (dec_probe_branch) */
 	struct mt_ev ev;	/* record being written */
@@ -138,8 +143,22 @@ dec_set_image(struct dec_buf *b)
 {
 	struct pt_image *img = dec_image(b->r, b->pid, b->now, &b->img_next);
 
-	return img != NULL && pt_blk_set_image(b->dec, img) >= 0 ? 0 :
-	    -MT_E_IPT;
+	if (img == NULL || pt_blk_set_image(b->dec, img) < 0)
+		return -MT_E_IPT;
+	b->img = img;
+	b->xol_img = 0;
+	return 0;
+}
+
+/* Out of a probed branch's slot: the decoder's own image again. */
+static void
+dec_xol_end(struct dec_buf *b)
+{
+	b->xol_br = 0;
+	if (b->xol_img) {
+		b->xol_img = 0;
+		(void)pt_blk_set_image(b->dec, b->img);
+	}
 }
 
 /*
@@ -423,7 +442,7 @@ dec_switch(struct dec_buf *b)
 		return -MT_E_IPT;
 	/* The branch pending belonged to the thread switched out. */
 	b->pend.kind = WK_NONE;
-	b->xol_br = 0;
+	dec_xol_end(b);
 	b->gap_at = 0;
 	if (b->runs != NULL)
 		return dec_run_open(b, c->sw[b->swi - 1].time);
@@ -656,6 +675,37 @@ dec_disable_reason(const struct dec_buf *b)
 }
 
 /*
+ * The probed instruction at @at (where the trap before this step was)
+ * is a ret or an indirect call or jmp, stepped in the slot at @slot: its
+ * TIP is consumed in the slot, so the decoder gets, for this step, an
+ * image with its bytes there (xol.h).  Returns 1 if so, 0 if not (or the
+ * view could not be made: the NOPs stay), CFG_ABORT on the cached
+ * decoder, which reads the image set's own NOPs (libipt decodes the
+ * buffer then).
+ */
+static int
+dec_xol_branch(struct dec_buf *b, uint64_t at, uint64_t slot)
+{
+	struct pt_image *img;
+	struct ild_insn in;
+	uint8_t raw[16];
+
+	if (image_set_insn_at(b->r->is, b->pid, at, raw, &in) < 0 || in.rel ||
+	    (in.cls != ILD_RET && in.cls != ILD_CALL && in.cls != ILD_JMP))
+		return 0;
+	if (b->cfg != NULL)
+		return CFG_ABORT;
+	if (b->xv == NULL && xol_view_new(&b->xv) < 0)
+		return 0;
+	img = xol_view_image(b->xv, b->r->is, b->img, b->pid, slot, raw,
+	    in.len);
+	if (img == NULL || pt_blk_set_image(b->dec, img) < 0)
+		return 0;
+	b->xol_img = 1;
+	return 1;
+}
+
+/*
  * Tracing resumes in a [uprobes] slot (@ev, at time @t): a uprobe's trap
  * (the disable just written, at the probed instruction) is done and the
  * kernel single-steps a copy of that instruction out of line, in a page
@@ -663,37 +713,44 @@ dec_disable_reason(const struct dec_buf *b)
  * refuses it).  Written as the thread resuming at the probed instruction
  * and leaving traced code at once, reason `uprobe`; the slot's NOPs
  * (image.c) and the disable that ends the single step write nothing, and
- * the next enable, after the probed instruction, ends the gap.
+ * the next enable, after the probed instruction, ends the gap.  A probed
+ * ret or indirect branch is decoded in its slot (dec_xol_branch) and
+ * written at its end (dec_probe_branch).  Returns 0 or CFG_ABORT.
  */
-static void
+static int
 dec_xol(struct dec_buf *b, const struct pt_event *ev, uint64_t t)
 {
-	uint64_t ip = b->last_ip, len, target;
-	int cls;
+	uint64_t ip = b->last_ip, at = b->gap_at;
+	int rc;
 
 	b->pend.kind = WK_NONE;
 	b->gap_at = 0;
 	if (b->xol)
-		return;		/* (a PSB+ restating the enable) */
+		return 0;	/* (a PSB+ restating the enable) */
 	b->xol = 1;
 	if (ip == 0 || image_set_in_xol(b->r->is, b->pid, ip))
 		ip = ev->variant.enabled.ip;
+	/*
+	 * The trap that started this step was at the probed instruction;
+	 * without it (the trace starts in the slot) it is not known.
+	 */
+	rc = at != 0 ? dec_xol_branch(b, at, ev->variant.enabled.ip) : 0;
+	if (rc == CFG_ABORT)
+		return rc;
 	if (!ev->status_update)
 		dec_emit(b, MT_EV_ENABLE, t, ip, 0);
 	b->last_ip = ip;
 	/*
-	 * A probed ret or indirect branch (its bytes in the slot,
-	 * image_set_fill_xol) leaves the slot for its target, where tracing
+	 * The probed branch leaves the slot for its target, where tracing
 	 * resumes: written there as the branch from the probe
 	 * (dec_probe_branch), the thread never leaving traced code.
 	 */
-	if (image_set_probe(b->r->is, b->pid, ip, &cls, &len, &target) ==
-	    0 && target == 0 && (cls == WK_RET || cls == WK_CALL ||
-	    cls == WK_JMP)) {
-		b->xol_br = ip;
-		return;
+	if (rc == 1) {
+		b->xol_br = at;
+		return 0;
 	}
 	dec_emit_str(b, MT_EV_DISABLE, t, ip, 0, "uprobe");
+	return 0;
 }
 
 /*
@@ -710,13 +767,25 @@ static int
 dec_probe_branch(struct dec_buf *b, uint64_t to, uint64_t t)
 {
 	uint64_t x = b->xol_br ? b->xol_br : b->gap_at, len, target;
+	struct ild_insn in;
+	uint8_t raw[16];
 	int cls, stepped = b->xol_br != 0;
 
-	b->xol_br = 0;
+	dec_xol_end(b);
 	b->gap_at = 0;
-	if (x == 0 || to == x || image_set_probe(b->r->is, b->pid, x, &cls,
-	    &len, &target) < 0)
+	if (x == 0 || to == x)
 		return 0;
+	if (stepped) {
+		/* dec_xol_branch read it: a ret or indirect branch */
+		if (image_set_insn_at(b->r->is, b->pid, x, raw, &in) < 0)
+			return 0;
+		cls = in.cls;
+		len = in.len;
+		target = 0;
+	} else if (image_set_probe(b->r->is, b->pid, x, &cls, &len,
+	    &target) < 0) {
+		return 0;
+	}
 	if (!stepped && (target != to || (cls != WK_CALL &&
 	    cls != WK_JMP && cls != WK_COND)))
 		return 0;
@@ -779,7 +848,8 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 	case ptev_enabled:
 		if (image_set_in_xol(b->r->is, b->pid,
 		    ev->variant.enabled.ip)) {
-			dec_xol(b, ev, t);
+			if (dec_xol(b, ev, t) == CFG_ABORT)
+				return CFG_ABORT;
 			break;
 		}
 		if ((b->gap_at != 0 || b->xol_br != 0) &&
@@ -834,7 +904,7 @@ dec_event(struct dec_buf *b, const struct pt_event *ev)
 	case ptev_overflow:
 		b->pend.kind = WK_NONE;
 		b->xol = 0;
-		b->xol_br = 0;
+		dec_xol_end(b);
 		b->gap_at = 0;
 		b->r->st->overflows++;
 		ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
@@ -1073,6 +1143,8 @@ dec_stretch(struct dec_buf *b, int st)
 			if (b->u != NULL && b->u->self != NULL && !b->at_self)
 				dec_self_check(b, &ev);
 			rc = dec_event(b, &ev);
+			if (rc == CFG_ABORT)
+				return rc;	/* a probed branch's slot */
 			if (rc < 0)
 				return dec_switch_status(rc);
 			dec_loop_reset(b);
@@ -1310,7 +1382,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		dec_error(&b, st);
 		dec_offset(&b, &err_off);
 		b.xol = 0;
-		b.xol_br = 0;
+		dec_xol_end(&b);
 		b.gap_at = 0;
 	}
 	if (res != NULL)
@@ -1334,6 +1406,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		res->stop_icount = b.icount;
 out:
 	pt_blk_free_decoder(b.dec);
+	xol_view_free(b.xv);
 	r->cfg_full = cfg_full(b.cfg);
 	r->cfg_pq = cfg_pq_refused(b.cfg);
 	cfg_free(b.cfg);
@@ -1746,7 +1819,7 @@ dec_all(const struct decode_opts *o, const struct mt_snap *s,
 		return rc;
 	rc = thr_set_build(&r.ts, s, r.is, &d->off, &d->msg);
 	if (rc >= 0)
-		rc = image_set_fill_xol(r.is);	/* every mapping is in */
+		rc = image_set_read_probes(r.is);	/* every mapping is in */
 	if (rc < 0)
 		goto out;
 	for (i = 0; (msg = image_set_warning(r.is, i)) != NULL; i++) {

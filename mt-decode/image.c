@@ -53,25 +53,17 @@ struct image_fn {
 struct image_xol {
 	uint32_t pid;		/* its process */
 	uint64_t lo, hi;	/* [lo, hi) */
-	uint64_t probe;		/* its process's one probed instruction
-				 * (trigger hits), copied into every slot by
-				 * image_set_fill_xol; 0: NOPs only */
-	uint64_t off;		/* its bytes in nopfd */
 };
 
 /* Bytes of NOPs standing in for a [uprobes] page (one page is mapped). */
 #define IMAGE_XOL_MAX 4096
-/* A slot of the page (UPROBE_XOL_SLOT_BYTES, include/linux/uprobes.h);
- * slot 0 holds the uretprobe trampoline. */
-#define IMAGE_XOL_SLOT 128
 
 /* A probed instruction: a trigger hit's ip, and what it is. */
 struct image_probe {
 	uint32_t pid;
 	uint64_t ip;
 	struct ild_insn in;
-	uint8_t raw[16];	/* its bytes */
-	int known;		/* 1: raw and in are read */
+	int known;		/* 1: in is read */
 };
 
 /* A file opened from disk, opened once whatever maps it. */
@@ -116,10 +108,9 @@ struct image_set {
 	struct image_range *ranges;	size_t nranges;	/* in fns */
 	uint64_t *blob_off;	/* codepath offset of each BLOB's bytes */
 	uint64_t *elf_off;	/* codepath offset of each ELF's bytes */
-	int nopfd;		/* pages of one-byte NOPs (and probe copies), -1 until
+	int nopfd;		/* IMAGE_XOL_MAX one-byte NOPs, -1 until
 				 * a [uprobes] mapping needs them */
 	char noppath[32];	/* "/proc/self/fd/N" of nopfd */
-	uint64_t nopend;	/* bytes written to nopfd */
 	struct image_xol *xol;		size_t nxol;
 	struct image_probe *probes;	size_t nprobes;
 };
@@ -793,47 +784,6 @@ image_blob_buildid(struct image_set *is, struct image_mod *m)
 	}
 }
 
-/* @n bytes of NOPs at the end of nopfd; its offset in *@off. */
-static int
-nops_add(struct image_set *is, uint64_t n, uint64_t *off)
-{
-	uint8_t nop[256];
-	uint64_t k;
-
-	if (is->nopfd < 0) {
-		is->nopfd = memfd_create("mt-decode-xol", MFD_CLOEXEC);
-		if (is->nopfd < 0)
-			return -MT_E_IO;
-		snprintf(is->noppath, sizeof(is->noppath), "/proc/self/fd/%d",
-		    is->nopfd);
-	}
-	memset(nop, 0x90, sizeof(nop));
-	*off = is->nopend;
-	for (k = 0; k < n; k += sizeof(nop))
-		if (pwrite(is->nopfd, nop, sizeof(nop), (off_t)(*off + k)) !=
-		    (ssize_t)sizeof(nop))
-			return -MT_E_IO;
-	is->nopend += n;
-	return 0;
-}
-
-/* The one ip of @pid's trigger hits (0: none, or several). */
-static uint64_t
-one_probe(const struct mt_snap *s, uint32_t pid)
-{
-	uint64_t ip = 0;
-	size_t i;
-
-	for (i = 0; i < s->ntriggers; i++) {
-		if (s->triggers[i].pid != pid)
-			continue;
-		if (ip != 0 && s->triggers[i].ip != ip)
-			return 0;
-		ip = s->triggers[i].ip;
-	}
-	return ip;
-}
-
 /*
  * A [uprobes] mapping of @pid at [@start, @start + @len), mapped at @time:
  * its bytes cannot be read (/proc/PID/mem gives EIO for it: the kernel's
@@ -841,24 +791,31 @@ one_probe(const struct mt_snap *s, uint32_t pid)
  * decoder then walks the probed instruction's slot up to the trap that
  * ends its single step (FUP + TIP.PGD, or TIP to the kernel) instead of
  * failing at the slot, and image_set_in_xol() lets it say what ran there.
- * When the process's trigger hits are all at one instruction, each slot
- * gets that instruction's bytes (image_set_fill_xol): a probed ret or
- * indirect branch, stepped in its slot, then consumes its TIP there.
- * With probes at several instructions a branching one still fails.
+ * A probed ret or indirect branch needs its own bytes in the slot to
+ * consume its TIP: the decoder maps them over the NOPs while it runs
+ * (xol.h).
  */
 static int
 image_add_xol(struct image_set *is, uint32_t pid, uint64_t start,
     uint64_t len, uint64_t time)
 {
+	uint8_t nop[256];
 	struct image_xol *x;
-	uint64_t probe = one_probe(is->snap, pid), off = 0;
+	uint64_t off;
 	int isid, rc;
 
-	/* Offset 0: the NOPs shared by the pages without a probe copy. */
-	if (is->nopfd < 0 && (rc = nops_add(is, IMAGE_XOL_MAX, &off)) < 0)
-		return rc;
-	if (probe != 0 && (rc = nops_add(is, IMAGE_XOL_MAX, &off)) < 0)
-		return rc;
+	if (is->nopfd < 0) {
+		is->nopfd = memfd_create("mt-decode-xol", MFD_CLOEXEC);
+		if (is->nopfd < 0)
+			return -MT_E_IO;
+		snprintf(is->noppath, sizeof(is->noppath), "/proc/self/fd/%d",
+		    is->nopfd);
+		memset(nop, 0x90, sizeof(nop));
+		for (off = 0; off < IMAGE_XOL_MAX; off += sizeof(nop))
+			if (pwrite(is->nopfd, nop, sizeof(nop), (off_t)off) !=
+			    (ssize_t)sizeof(nop))
+				return -MT_E_IO;
+	}
 	x = grow(is->xol, is->nxol, sizeof(*x));
 	if (x == NULL)
 		return -MT_E_NOMEM;
@@ -867,36 +824,33 @@ image_add_xol(struct image_set *is, uint32_t pid, uint64_t start,
 	x->pid = pid;
 	x->lo = start;
 	x->hi = start + (len < IMAGE_XOL_MAX ? len : IMAGE_XOL_MAX);
-	x->probe = probe;
-	x->off = off;
-	isid = image_add_file(is, is->noppath, off, x->hi - x->lo, start);
+	isid = image_add_file(is, is->noppath, 0, x->hi - x->lo, start);
 	if (isid < 0)
 		return -MT_E_IPT;
 	rc = image_map(is, pid, isid, time);
 	return rc < 0 ? rc : 0;
 }
 
-/* Read and decode probe @p from its process's image. */
-static void
-probe_read(struct image_set *is, struct image_probe *p)
+int
+image_set_insn_at(struct image_set *is, uint32_t pid, uint64_t ip,
+    uint8_t raw[16], struct ild_insn *in)
 {
 	uint64_t lo, hi;
 	int isid, n;
 
-	if (image_set_section_at(is, p->pid, p->ip, &isid, &lo, &hi) < 0)
-		return;
-	n = pt_iscache_read(is->isc, p->raw, (uint64_t)(hi - p->ip <
-	    sizeof(p->raw) ? hi - p->ip : sizeof(p->raw)), isid, p->ip);
-	if (n > 0 && ild_decode(p->raw, (size_t)n, p->ip, 64, &p->in) == 0)
-		p->known = 1;
+	if (image_set_section_at(is, pid, ip, &isid, &lo, &hi) < 0)
+		return -1;
+	n = pt_iscache_read(is->isc, raw, hi - ip < 16 ? hi - ip : 16, isid,
+	    ip);
+	return n > 0 && ild_decode(raw, (size_t)n, ip, 64, in) == 0 ? 0 : -1;
 }
 
 int
-image_set_fill_xol(struct image_set *is)
+image_set_read_probes(struct image_set *is)
 {
 	const struct mt_snap *s = is->snap;
 	struct image_probe *p;
-	uint64_t k;
+	uint8_t raw[16];
 	size_t i, j;
 
 	for (i = 0; i < s->ntriggers; i++) {
@@ -913,24 +867,8 @@ image_set_fill_xol(struct image_set *is)
 		memset(p, 0, sizeof(*p));
 		p->pid = s->triggers[i].pid;
 		p->ip = s->triggers[i].ip;
-		probe_read(is, p);
-	}
-	for (i = 0; i < is->nxol; i++) {
-		const struct image_xol *x = &is->xol[i];
-
-		for (j = 0; x->probe != 0 && j < is->nprobes; j++)
-			if (is->probes[j].pid == x->pid &&
-			    is->probes[j].ip == x->probe)
-				break;
-		if (x->probe == 0 || j == is->nprobes ||
-		    !is->probes[j].known)
-			continue;
-		for (k = IMAGE_XOL_SLOT; k + IMAGE_XOL_SLOT <= IMAGE_XOL_MAX;
-		    k += IMAGE_XOL_SLOT)
-			if (pwrite(is->nopfd, is->probes[j].raw,
-			    is->probes[j].in.len, (off_t)(x->off + k)) !=
-			    (ssize_t)is->probes[j].in.len)
-				return -MT_E_IO;
+		p->known = image_set_insn_at(is, p->pid, p->ip, raw,
+		    &p->in) == 0;
 	}
 	return 0;
 }
@@ -956,13 +894,31 @@ image_set_probe(const struct image_set *is, uint32_t pid, uint64_t ip,
 int
 image_set_in_xol(const struct image_set *is, uint32_t pid, uint64_t ip)
 {
+	uint64_t lo, hi;
+
+	return image_set_xol_page(is, pid, ip, &lo, &hi) == 0;
+}
+
+int
+image_set_xol_page(const struct image_set *is, uint32_t pid, uint64_t ip,
+    uint64_t *lo, uint64_t *hi)
+{
 	size_t i;
 
 	for (i = 0; i < is->nxol; i++)
 		if ((is->xol[i].pid == pid || is->xol[i].pid == 0) &&
-		    is->xol[i].lo <= ip && ip < is->xol[i].hi)
-			return 1;
-	return 0;
+		    is->xol[i].lo <= ip && ip < is->xol[i].hi) {
+			*lo = is->xol[i].lo;
+			*hi = is->xol[i].hi;
+			return 0;
+		}
+	return -1;
+}
+
+const char *
+image_set_xol_file(const struct image_set *is)
+{
+	return is->noppath;
 }
 
 /*

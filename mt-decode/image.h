@@ -71,15 +71,29 @@ int image_set_add_mapping(struct image_set *is, uint32_t pid,
 int image_set_in_xol(const struct image_set *is, uint32_t pid, uint64_t ip);
 /*
  * Once every mapping is added (before decoding): read the instruction
- * at each trigger hit's ip (a probed instruction) and, in the [uprobes]
- * pages of a process whose hits are all at one instruction, copy it
- * into every slot, so that stepping it there decodes (a ret or indirect
- * branch consumes its TIP).  Returns 0, -MT_E_NOMEM or -MT_E_IO.
+ * at each trigger hit's ip (a probed instruction), for
+ * image_set_probe.  Returns 0 or -MT_E_NOMEM.
  */
-int image_set_fill_xol(struct image_set *is);
+int image_set_read_probes(struct image_set *is);
+/*
+ * The instruction of @pid at @ip, as its image has it (a file's bytes:
+ * a uprobe's int3 is not there): up to 16 bytes into @raw, decoded into
+ * @in.  Returns 0, or -1 when no section has it or it does not decode.
+ */
+struct ild_insn;
+int image_set_insn_at(struct image_set *is, uint32_t pid, uint64_t ip,
+    uint8_t raw[16], struct ild_insn *in);
+/*
+ * The [uprobes] mapping of @pid holding @ip: [*@lo, *@hi).  Returns 0, or
+ * -1 when @ip is in none.  Its NOPs are mapped from the file named by
+ * image_set_xol_file ("" before any).
+ */
+int image_set_xol_page(const struct image_set *is, uint32_t pid,
+    uint64_t ip, uint64_t *lo, uint64_t *hi);
+const char *image_set_xol_file(const struct image_set *is);
 /*
  * The probed instruction of @pid at @ip (a trigger hit's; read by
- * image_set_fill_xol): its enum ild_class, length and direct target (0:
+ * image_set_read_probes): its enum ild_class, length and direct target (0:
  * none).  Returns 0, or -1 when @ip is no probe of @pid or unreadable.
  */
 int image_set_probe(const struct image_set *is, uint32_t pid, uint64_t ip,

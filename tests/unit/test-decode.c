@@ -895,6 +895,115 @@ uprobe_on_a_branch_decodes_its_effect(void)
 	}
 }
 
+/*
+ * A probed instruction stepped in slot @slot: the int3's trap at @at
+ * (FUP + TIP.PGD), TIP.PGE in the slot, the branch's TIP to @to if @to,
+ * the single step's trap (FUP at @to, or after the @len bytes in the
+ * slot, + TIP.PGD), and tracing resuming there (TIP.PGE).
+ */
+static void
+put_step(uint64_t at, unsigned slot, uint64_t to, uint64_t len)
+{
+	uint64_t next = to ? to : at + len;
+
+	put(ppt_fup, at, 0);
+	put_ip(ppt_tip_pgd, 0, pt_ipc_suppressed);
+	put(ppt_tip_pge, XOL + 0x80 * slot, 0);
+	if (to)
+		put(ppt_tip, to, 0);
+	put(ppt_fup, to ? to : XOL + 0x80 * slot + len, 0);
+	put_ip(ppt_tip_pgd, 0, pt_ipc_suppressed);
+	put(ppt_tip_pge, next, 0);
+}
+
+/*
+ * Uprobes at several instructions, PT not paused (issue 19 item 14):
+ * mt's two triggers, on f's `test` (0x400020, no branch) and f's `ret`
+ * (0x400025), and another tool's on main's `call *%rbx` (0x400005) and
+ * g's `ret` (0x400034), which no TRIGGER chunk names.  The kernel copies
+ * each into a free slot before its step (older kernels free the slot
+ * after it, so slot 1 serves one probe after another): two rounds of
+ * main, the second with f's ret in slot 2.  Every branch must come out
+ * as the program makes it, with no decode error.
+ */
+static struct mt_snap *
+xol_many_snap(struct mt_snap *s)
+{
+	struct mt_snap_trigger tr = { .time = 1000 + 5000, .pid = 40,
+	    .tid = 42, .ip = CODE + 0x20, .index = 0,
+	    .what = (char *)(uintptr_t)"f" };
+	size_t len, k;
+
+	pt_begin();
+	psb(5000, 0, CODE);
+	for (k = 0; k < 2; k++) {
+		put_step(CODE + 0x20, 1, 0, 2);		/* test %eax,%eax */
+		put(ppt_tnt_8, 1, 1);			/* je taken */
+		put_step(CODE + 0x25, 1 + (unsigned)k, CODE + 0x05, 1);
+		put_step(CODE + 0x05, 1, CODE + 0x30, 2);	/* call *%rbx */
+		put_step(CODE + 0x34, 1, CODE + 0x07, 1);	/* g's ret */
+	}
+	len = pt_end();
+	xol_snap_end(s, &tr, 1, len);
+	tr.ip = CODE + 0x25;
+	tr.what = (char *)(uintptr_t)"ret";
+	mt_snap_add_trigger(s, &tr);
+	return s;
+}
+
+static void
+uprobes_at_several_instructions_step_in_their_slots(void)
+{
+	static const char round[] =
+	    "disable 6000 42 0x400020 async\n"
+	    "enable 6000 42 0x400020\n"
+	    "disable 6000 42 0x400020 uprobe\n"
+	    "enable 6000 42 0x400022\n"
+	    "disable 6000 42 0x400025 async\n"
+	    "enable 6000 42 0x400025\n"
+	    "ret 6000 42 0x400025 0x400005\n"
+	    "disable 6000 42 0x400005 async\n"
+	    "enable 6000 42 0x400005\n"
+	    "call 6000 42 0x400005 0x400030\n"
+	    "disable 6000 42 0x400034 async\n"
+	    "enable 6000 42 0x400034\n"
+	    "ret 6000 42 0x400034 0x400007\n"
+	    "call 6000 42 0x400000 0x400020\n";
+	struct mt_snap s;
+	struct decode_stats st;
+	struct decode_opts o = { .source = "t.snap", .jobs = 1,
+	    .no_cache = 1 };
+	char *out, *out2, *p;
+
+	out = decode(xol_many_snap(&s), &st);
+	CHECK(out != NULL);
+	if (out == NULL)
+		goto done;
+	CHECK_EQ_U64(st.errors, 0);
+	/* both rounds, then the trace ends in f */
+	p = strstr(out, "thread 40 42 demo\ncall 6000 42 0x400000 0x400020\n");
+	CHECK(p != NULL);
+	if (p != NULL)
+		p = strstr(p, round);
+	CHECK(p != NULL);
+	if (p != NULL)
+		p = strstr(p + 1, round);
+	CHECK(p != NULL);
+	if (p == NULL)
+		fprintf(stderr, "%s", out);
+	/* no record names a slot */
+	CHECK(strstr(strstr(out, "thread "), "0x7ffff7ff") == NULL);
+	out2 = decode_j(&s, &st, 2);
+	CHECK(out2 != NULL && strcmp(out, out2) == 0);
+	free(out2);
+	out2 = decode_opts_run(&s, &st, &o);
+	CHECK(out2 != NULL && strcmp(out, out2) == 0);
+	free(out2);
+	free(out);
+done:
+	mt_snap_release(&s);
+}
+
 static char warned[512];
 
 static void
@@ -997,5 +1106,6 @@ main(int argc, char **argv)
 	TEST(sideband_mmap2_is_looked_up_and_listed);
 	TEST(uprobe_slot_is_a_gap);
 	TEST(uprobe_on_a_branch_decodes_its_effect);
+	TEST(uprobes_at_several_instructions_step_in_their_slots);
 	return tap_done();
 }
