@@ -264,8 +264,12 @@ fill_line(struct mt_evr *r, char **line, size_t *len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return rerr(r, -MT_E_IO, -1, "read error: %s",
-			    strerror(errno));
+			/* Not a line's fault: the byte offset it stopped at. */
+			snprintf(r->err, sizeof(r->err),
+			    "read error at offset %llu: %s",
+			    (unsigned long long)(r->consumed + (r->end -
+			    r->pos)), strerror(errno));
+			return -MT_E_IO;
 		}
 		if (n == 0)
 			r->eof = 1;

@@ -95,7 +95,8 @@ struct mt_evr;
 /*
  * Reader over @fd (not closed).  @name is used in messages (copied).
  * mt_evr_next() returns 0 with a record, MT_EOS at the end of input, or a
- * negative code with mt_evr_errmsg() saying "line N: field F: why".
+ * negative code with mt_evr_errmsg() saying "line N: field F: why" (or
+ * "read error at offset N: why" when reading fails).
  * Comment lines and unknown record kinds (newer minor versions) are skipped.
  */
 int mt_evr_new(struct mt_evr **r, int fd, const char *name);

@@ -94,6 +94,17 @@ sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())'
 	[[ "$output" == "mt-fxt: cannot open"* ]]
 }
 
+@test "mt-fxt: a directory as the input is one error with the byte offset, exit 1" {
+	mkdir "$BATS_TEST_TMPDIR/dir"
+	run mt-fxt -o "$BATS_TEST_TMPDIR/x.fxt" "$BATS_TEST_TMPDIR/dir"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-fxt: $BATS_TEST_TMPDIR/dir: read error at offset 0: Is a directory" ]
+	run mt-fxt -o "$BATS_TEST_TMPDIR/x.fxt" < "$BATS_TEST_TMPDIR/dir"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-fxt: <stdin>: read error at offset 0: Is a directory" ]
+	[ ! -e "$BATS_TEST_TMPDIR/x.fxt" ]
+}
+
 @test "mt-fxt: usage errors exit 2, -h exits 0" {
 	run mt-fxt --no-such-option
 	[ "$status" -eq 2 ]

@@ -211,6 +211,14 @@ stream_head() {
 	printf 'not-events\n' | { run mt-symbolize; [ "$status" -eq 1 ]; }
 }
 
+@test "mt-symbolize: a directory as the input is one error with the byte offset, exit 1" {
+	mkdir "$BATS_TEST_TMPDIR/dir"
+	run mt-symbolize -o "$BATS_TEST_TMPDIR/x.ev" "$BATS_TEST_TMPDIR/dir"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-symbolize: $BATS_TEST_TMPDIR/dir: read error at offset 0: Is a directory" ]
+	[ ! -e "$BATS_TEST_TMPDIR/x.ev" ]
+}
+
 @test "mt-symbolize: -o writes the whole file and refuses to overwrite the input" {
 	printf 'mt-events 1.0\nend 1 1\n' > "$BATS_TEST_TMPDIR/in.ev"
 	run mt-symbolize -o "$BATS_TEST_TMPDIR/out.ev" "$BATS_TEST_TMPDIR/in.ev"
