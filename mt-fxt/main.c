@@ -128,7 +128,7 @@ static int
 parse_args(struct fxt_opts *o, int argc, char **argv)
 {
 	uint64_t x;
-	char *tok, *save;
+	char *tok;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "F:fhl:o:qV", longopts,
@@ -158,15 +158,9 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 			o->between_stop = tok + 1;
 			break;
 		case OPT_TID:
-			for (tok = strtok_r(optarg, ",", &save); tok;
-			    tok = strtok_r(NULL, ",", &save)) {
-				if (numarg(tok, &x, NUMARG_PLAIN) < 0 ||
-				    x > UINT32_MAX || o->ntids == FXT_MAX_TIDS)
-					return bad("--tid", tok);
-				o->tids[o->ntids++] = (uint32_t)x;
-			}
-			if (o->ntids == 0)
-				return bad("--tid", "");
+			if (numarg_list(optarg, o->tids, FXT_MAX_TIDS,
+			    &o->ntids) < 0)
+				return bad("--tid", optarg);
 			break;
 		case OPT_TIME:
 			if (numarg_pair(optarg, &o->time_from, &o->time_to,

@@ -52,12 +52,40 @@ numarg(const char *s, uint64_t *v, enum numarg_units u)
 }
 
 int
-numarg_pair(char *s, uint64_t *a, uint64_t *b, enum numarg_units u)
+numarg_pair(const char *s, uint64_t *a, uint64_t *b, enum numarg_units u)
 {
-	char *comma = strchr(s, ',');
+	const char *comma = strchr(s, ',');
+	char first[32];
+	size_t n;
 
 	if (comma == NULL)
 		return -1;
-	*comma = '\0';
-	return numarg(s, a, u) < 0 || numarg(comma + 1, b, u) < 0 ? -1 : 0;
+	n = (size_t)(comma - s);
+	if (n >= sizeof(first))
+		return -1;
+	memcpy(first, s, n);
+	first[n] = '\0';
+	return numarg(first, a, u) < 0 || numarg(comma + 1, b, u) < 0 ? -1 : 0;
+}
+
+int
+numarg_list(const char *s, uint32_t *v, size_t max, size_t *n)
+{
+	char one[16];
+	uint64_t x;
+	size_t len;
+
+	for (;;) {
+		len = strcspn(s, ",");
+		if (len == 0 || len >= sizeof(one) || *n == max)
+			return -1;
+		memcpy(one, s, len);
+		one[len] = '\0';
+		if (numarg(one, &x, NUMARG_PLAIN) < 0 || x > UINT32_MAX)
+			return -1;
+		v[(*n)++] = (uint32_t)x;
+		if (s[len] == '\0')
+			return 0;
+		s += len + 1;
+	}
 }

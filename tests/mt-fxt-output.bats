@@ -112,6 +112,18 @@ sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())'
 	[ "$status" -eq 2 ]
 	run mt-fxt --min-duration 5parsecs "$D/basic.events"
 	[ "$status" -eq 2 ]
+	# A pair or a list is named whole; no empty element of a list.
+	run mt-fxt --time 5,1 "$D/basic.events"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "mt-fxt: bad --time argument '5,1'" ]
+	run mt-fxt --around-trigger 1,2x "$D/basic.events"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "mt-fxt: bad --around-trigger argument '1,2x'" ]
+	for l in 1,,2 1, ,1 ''; do
+		run mt-fxt --tid "$l" "$D/basic.events"
+		[ "$status" -eq 2 ]
+		[ "${lines[0]}" = "mt-fxt: bad --tid argument '$l'" ]
+	done
 	run mt-fxt -o "$D/basic.events" "$D/basic.events"
 	[ "$status" -eq 2 ]
 	run mt-fxt -h
