@@ -77,12 +77,19 @@ usage(FILE *f)
 	    "                       input is not a pipe)\n"
 	    "  -r, --root DIR       look for recorded paths under DIR first\n"
 	    "                       (a copy of the target's files)\n"
-	    "addr2line mode (-e): addresses as operands or one per line on "
+	    "addr2line mode: addresses as operands or one per line on "
 	    "stdin\n"
-	    "  -a  print addresses   -C  demangle   -f  function names\n"
-	    "  -i  inlined frames    -p  pretty     -s  base names only\n"
-	    "  --elfutils  names and file names as eu-addr2line finds them\n"
-	    "  -h, --help           this text    -V, --version  version\n");
+	    "  -e, --exe FILE       the ELF file the addresses are in\n"
+	    "  -a, --addresses      print each address first\n"
+	    "  -C, --demangle       demangle names\n"
+	    "  -f, --functions      print function names\n"
+	    "  -i, --inlines        print the inlined frames too\n"
+	    "  -p, --pretty-print   one line per address\n"
+	    "  -s, --basenames      base names of source files only\n"
+	    "      --elfutils       names and file names as eu-addr2line "
+	    "finds them\n"
+	    "  -h, --help           this text\n"
+	    "  -V, --version        print the version\n");
 }
 
 /* warnx(3) without <err.h>, which -Icommon shadows with common/err.h. */
@@ -122,6 +129,28 @@ show_cb(void *ctx, const char *text, size_t len)
 		text += n;
 		len -= (size_t)n;
 	}
+}
+
+/*
+ * Options of one mode given in the other would be silently ignored: say
+ * which.  Returns 0, or -1 after saying so.
+ */
+static int
+mixed_modes(const struct sym_a2l_opts *a, const struct sym_stream_opts *s)
+{
+	if (a->exe != NULL && (strcmp(s->out, "-") != 0 ||
+	    s->kallsyms != NULL || s->nperf_maps > 0 || !s->demangle)) {
+		say("-o, --kallsyms, --perf-map and --no-demangle do not go "
+		    "with -e");
+		return -1;
+	}
+	if (a->exe == NULL && (a->addresses || a->demangle ||
+	    a->functions || a->inlines || a->pretty || a->basenames ||
+	    a->elfutils)) {
+		say("-a, -C, -f, -i, -p, -s and --elfutils need -e");
+		return -1;
+	}
+	return 0;
 }
 
 /* SIGINT, SIGTERM, SIGHUP: remove the unfinished output, die by the signal */
@@ -184,6 +213,10 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (mixed_modes(&a, &s) != 0) {
+		usage(stderr);
+		return 2;
+	}
 	if (a.exe != NULL) {
 		a.warn_ctx = &quiet;
 		rc = sym_a2l_run(&a, &d, argv, argc, stdin, stdout, msg,

@@ -244,6 +244,21 @@ stream_head() {
 	[[ "$output" == *"usage: mt-symbolize"* ]]
 	run mt-symbolize a.ev b.ev
 	[ "$status" -eq 2 ]
+	# An option of the other mode is refused, not ignored.
+	for o in -o -a -C -f -i -p -s --elfutils --kallsyms --perf-map \
+	    --no-demangle; do
+		case $o in
+		-o|--kallsyms|--perf-map) run mt-symbolize -e "$LIBC" "$o" "$BATS_TEST_TMPDIR/x" 0x26000 ;;
+		--no-demangle) run mt-symbolize -e "$LIBC" "$o" 0x26000 ;;
+		*) run mt-symbolize "$o" < /dev/null ;;
+		esac
+		[ "$status" -eq 2 ]
+		[[ "${lines[0]}" == "mt-symbolize: "*" with -e" ||
+		    "${lines[0]}" == "mt-symbolize: "*" need -e" ]]
+	done
+	[ ! -e "$BATS_TEST_TMPDIR/x" ]
+	run mt-symbolize -e "$LIBC" -afips -C 0x26000
+	[ "$status" -eq 0 ]
 	run mt-symbolize -h
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"--perf-map"* ]]
