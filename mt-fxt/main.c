@@ -70,11 +70,13 @@ usage(FILE *f)
 	fputs("\n"
 	    "  -F, --format F       fxt (default), json, folded or summary\n"
 	    "  -f, --force          write binary output to a terminal\n"
+	    "  -h, --help           this text\n"
 	    "  -l, --level N        gzip level 0-9 (default: 4 for *.gz "
 	    "and FXT on stdout)\n"
 	    "  -o, --output FILE    output file, '-' standard output "
 	    "(default)\n"
 	    "  -q, --quiet          no warnings, no progress line\n"
+	    "  -V, --version        print the version\n"
 	    "  --function NAME      summary: latency histogram of NAME\n"
 	    "  --between START,STOP keep calls of START up to the next call "
 	    "of STOP\n"
@@ -87,7 +89,10 @@ usage(FILE *f)
 	    "  --min-duration NS    drop frames shorter than NS (suffix ns, "
 	    "us, ms, s)\n"
 	    "  --max-size BYTES     split FXT output above BYTES (suffix k, "
-	    "m, g)\n", f);
+	    "m, g)\n"
+	    "  --string-slots N, --thread-slots N\n"
+	    "                       fewer FXT table slots (tests of slot "
+	    "reuse)\n", f);
 }
 
 /* say(3) without <err.h>, which -Icommon shadows with common/err.h. */

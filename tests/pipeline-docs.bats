@@ -15,6 +15,13 @@ man_opts() {
 	    sed 's/^Fl Fl /--/' | sort -u
 }
 
+# src_opts FILE...: the long options the getopt_long tables of FILE accept
+src_opts() {
+	cat "$@" |
+	    grep -oE '\{ *"[a-z][a-z0-9-]*", *(no|required|optional)_argument' |
+	    sed -E 's/^\{ *"([a-z0-9-]*)".*/--\1/' | sort -u
+}
+
 @test "every program prints the suite's one version (common/version.h)" {
 	v=$(awk '$2 == "MT_VERSION" { gsub(/"/, "", $3); print $3 }' \
 	    "$MT_ROOT/common/version.h")
@@ -32,6 +39,18 @@ man_opts() {
 		echo "$p: not in the man page: $output"
 		[ "$output" = "" ]
 		[ "$(opts "$p" | wc -l)" -gt 3 ]
+	done
+}
+
+@test "every long option mt-decode, mt-symbolize and mt-fxt accept is in --help and the man page" {
+	for p in mt-decode mt-symbolize mt-fxt; do
+		[ "$(src_opts "$MT_ROOT/$p/main.c" | wc -l)" -gt 8 ]
+		run comm -23 <(src_opts "$MT_ROOT/$p/main.c") <(opts "$p")
+		echo "$p: not in --help: $output"
+		[ "$output" = "" ]
+		run comm -23 <(src_opts "$MT_ROOT/$p/main.c") <(man_opts "$p")
+		echo "$p: not in the man page: $output"
+		[ "$output" = "" ]
 	done
 }
 
