@@ -11,48 +11,24 @@
  * recursion before the timer, so it does not depend on where the
  * signals land.
  */
-#include <signal.h>
-#include <string.h>
-#include <sys/time.h>
-
 #define GT_NFN 7
 static const char *const gt_names[GT_NFN] = {
 	"main", "nest", "hop", "skip", "jump", "handler", "work",
 };
 enum { MAIN, NEST, HOP, SKIP, JUMP, HANDLER, WORK };
 #include "gt.h"
+#include "gtsig.h"
 
 #define SIGNALS 150
 
 static volatile int handled, armed;
-static volatile unsigned long sink;
-
-__attribute__((noinline)) static void
-work(void)
-{
-	GT_ENTER(WORK);
-	sink += 3;
-	GT_LEAVE();
-}
 
 static void
 handler(int sig)
 {
-	GT_ENTER(HANDLER);
-	(void)sig;
-	work();
+	GTS_HANDLER_ENTER(sig);
 	handled++;
 	armed = 0;
-	GT_LEAVE();
-}
-
-__attribute__((noinline)) static void
-nest(int n)
-{
-	GT_ENTER(NEST);
-	if (n > 1)
-		nest(n - 1);
-	sink++;
 	GT_LEAVE();
 }
 
@@ -89,20 +65,16 @@ int
 main(void)
 {
 	static void *const lab[3] = { &&l0, &&l1, &&l2 };
-	struct itimerval it = { { 0, 0 }, { 0, 50 } };
-	struct sigaction sa;
 	unsigned i = 0;
 	int r = 0;
 
 	GT_ENTER(MAIN);
 	nest(8);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sigaction(SIGALRM, &sa, NULL);
+	gts_install(handler);
 	while (handled < SIGNALS) {
 		if (!armed) {
 			armed = 1;
-			setitimer(ITIMER_REAL, &it, NULL);
+			gts_timer(50, 0);
 		}
 		goto *lab[i++ % 3];
 l0:

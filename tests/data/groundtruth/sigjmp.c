@@ -7,9 +7,6 @@
  * deepest nesting is nest()'s, before the timer.
  */
 #include <setjmp.h>
-#include <signal.h>
-#include <string.h>
-#include <sys/time.h>
 
 #define GT_NFN 7
 static const char *const gt_names[GT_NFN] = {
@@ -17,37 +14,17 @@ static const char *const gt_names[GT_NFN] = {
 };
 enum { MAIN, NEST, OUTER, MIDDLE, SPIN, HANDLER, WORK };
 #include "gt.h"
+#include "gtsig.h"
 
 #define SIGNALS 20
 
 static sigjmp_buf env;
-static volatile unsigned long sink;
-
-__attribute__((noinline)) static void
-work(void)
-{
-	GT_ENTER(WORK);
-	sink += 3;
-	GT_LEAVE();
-}
 
 static void
 handler(int sig)
 {
-	GT_ENTER(HANDLER);
-	(void)sig;
-	work();
+	GTS_HANDLER_ENTER(sig);
 	siglongjmp(env, 1);
-}
-
-__attribute__((noinline)) static void
-nest(int n)
-{
-	GT_ENTER(NEST);
-	if (n > 1)
-		nest(n - 1);
-	sink++;
-	GT_LEAVE();
 }
 
 /* Unblock SIGALRM and wait for it: the handler jumps out. */
@@ -84,17 +61,13 @@ outer(int i)
 int
 main(void)
 {
-	struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
-	struct sigaction sa;
 	volatile int jumps = 0, i = 0;
 	sigset_t set;
 	int depth;
 
 	GT_ENTER(MAIN);
 	nest(8);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sigaction(SIGALRM, &sa, NULL);
+	gts_install(handler);
 	sigemptyset(&set);
 	sigaddset(&set, SIGALRM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
@@ -104,12 +77,10 @@ main(void)
 		jumps++;
 	}
 	if (jumps == 0)
-		setitimer(ITIMER_REAL, &it, NULL);
+		gts_timer(10000, 10000);
 	while (jumps < SIGNALS)
 		outer(i++);
-	it.it_value.tv_usec = 0;
-	it.it_interval.tv_usec = 0;
-	setitimer(ITIMER_REAL, &it, NULL);
+	gts_timer(0, 0);
 	GT_LEAVE();
 	gt_print();
 	return 0;
