@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <intel-pt.h>
 
@@ -1541,13 +1543,24 @@ static int dec_cfg_cut(struct dec_run *c, const struct mt_snap_aux *a,
     const struct dec_unit *u, struct dec_unit_res *res, struct mt_evw *w,
     int fd, struct decode_stats *st, size_t nseen);
 
+/* Is @fd the null device (what is written there is never read)? */
+static int
+dec_fd_null(int fd)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 && S_ISCHR(sb.st_mode) &&
+	    sb.st_rdev == makedev(1, 3);
+}
+
 /*
  * Buffer @a through the cached decoder (cfg.h) into a temporary file,
  * copied to the output when it decoded all of it; when it could not
  * (CFG_ABORT), the file and the counters of the attempt are dropped and
  * libipt's block decoder decodes the buffer.  An output file no one sees
  * before the end (-o: renamed when complete) takes the stream directly
- * and is cut back instead: no copy through the kernel twice.
+ * and is cut back instead: no copy through the kernel twice.  So does
+ * the null device, where nothing needs cutting back.
  */
 static int
 dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
@@ -1560,7 +1573,8 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 	ssize_t n;
 	int fd, rc;
 
-	if (r->o->out_private && r->o->out_fd >= 0)
+	if (r->o->out_fd >= 0 && (r->o->out_private ||
+	    dec_fd_null(r->o->out_fd)))
 		return dec_cfg_cut(r, a, NULL, NULL, out, r->o->out_fd, r->st,
 		    nseen);
 	fd = par_tmpfile();
@@ -1633,6 +1647,19 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 	return rc;
 }
 
+/* Cut what @w wrote to @fd since @start off again (the null device: no
+ * need). */
+static int
+dec_cut_back(struct mt_evw *w, int fd, off_t start)
+{
+	if (mt_evw_flush(w) < 0)
+		return -1;
+	if (dec_fd_null(fd))
+		return 0;
+	return ftruncate(fd, start) < 0 || lseek(fd, start, SEEK_SET) < 0 ?
+	    -1 : 0;
+}
+
 /*
  * Buffer @a (unit @u of a -j N worker, or NULL) through the cached
  * decoder (cfg.h) straight into @w, whose file @fd no one reads before
@@ -1658,8 +1685,7 @@ dec_cfg_cut(struct dec_run *c, const struct mt_snap_aux *a,
 		*st = saved;
 		c->nseen = nseen;
 		st->cfg_pq_refused++;
-		if (mt_evw_flush(w) < 0 || ftruncate(fd, start) < 0 ||
-		    lseek(fd, start, SEEK_SET) < 0)
+		if (dec_cut_back(w, fd, start) < 0)
 			return -MT_E_IO;
 		c->cfg = 1;
 		rc = dec_buffer(c, a, u, res, NULL);
@@ -1677,8 +1703,7 @@ dec_cfg_cut(struct dec_run *c, const struct mt_snap_aux *a,
 	st->cfg_pq_refused += pqr;
 	if (c->cfg_full)
 		st->cfg_full++;
-	if (mt_evw_flush(w) < 0 || ftruncate(fd, start) < 0 ||
-	    lseek(fd, start, SEEK_SET) < 0)
+	if (dec_cut_back(w, fd, start) < 0)
 		return -MT_E_IO;
 	return dec_buffer(c, a, u, res, NULL);
 }
