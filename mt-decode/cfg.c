@@ -80,11 +80,10 @@ struct cfg_dec {
 	} sec;				/* the section looked up last */
 	uint64_t max_walks;		/* bound on the walk cache */
 	int full;			/* 1: it reached the bound */
-	/* cfg_run: per walk index, the walk index + 1 reached by its
-	 * conditional branch taken [0] and not taken [1] (0: not known);
-	 * per decoder, whose process and image do not change */
-	uint32_t (*succ)[2];
-	uint32_t nsucc;
+	/* cfg_run's links from a walk's conditional branch to the walk
+	 * after it (walk.succ), this decoder's: its process and image do
+	 * not change */
+	uint32_t tag;
 };
 
 struct cfg_dec *
@@ -123,6 +122,7 @@ cfg_new(const struct pt_config *cfg, struct image_set *is, uint32_t pid,
 	d->is = is;
 	d->pid = pid;
 	d->wc = wc;
+	d->tag = walk_tag_new(wc);
 	d->max_walks = CFG_MAX_WALKS;
 	e = getenv("MT_DECODE_CACHE_WALKS");	/* tests */
 	if (e != NULL && *e != '\0')
@@ -139,7 +139,6 @@ cfg_free(struct cfg_dec *d)
 	if (d->pq != NULL)
 		pq_fini(d->pq);
 	free(d->pq);
-	free(d->succ);
 	free(d);
 }
 
@@ -717,34 +716,13 @@ cfg_next(struct cfg_dec *d, struct pt_block *blk)
 	return cfg_settle(d);
 }
 
-/* Remember that walk @from's branch @which leads to walk @to. */
-static void
-cfg_link(struct cfg_dec *d, uint32_t from, int which, uint32_t to)
-{
-	uint32_t n;
-	uint32_t (*ns)[2];
-
-	if (from >= d->nsucc) {
-		n = d->nsucc ? d->nsucc : 1024;
-		while (n <= from)
-			n *= 2;
-		ns = realloc(d->succ, n * sizeof(*ns));
-		if (ns == NULL)
-			return;		/* only a cache */
-		memset(ns + d->nsucc, 0, (n - d->nsucc) * sizeof(*ns));
-		d->succ = ns;
-		d->nsucc = n;
-	}
-	d->succ[from][which] = to + 1;
-}
-
 int
 cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 {
 	const struct walk *w, *base = walk_array(d->wc);
 	const struct walk_tr *tr;
 	uint64_t nw, ni;
-	uint32_t k, from = 0, next = 0, at;
+	uint32_t k, from = 0, next = 0;
 	int isid, rc, taken = 0, n = 0, link = 0;
 
 	if (d->have_ev || !d->enabled || d->mode == ptem_unknown ||
@@ -766,7 +744,8 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 				break;
 			base = walk_array(d->wc);
 			if (link)
-				cfg_link(d, from, !taken, (uint32_t)(w - base));
+				walk_link(d->wc, from, !taken,
+				    (uint32_t)(w - base), d->tag);
 		}
 		if (w->len == 0 || w->term == WK_NONE ||
 		    w->len > CFG_MAX_NINSN)
@@ -793,11 +772,12 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 			d->ip = taken ? w->term_target :
 			    w->term_ip + w->term_size;
 			d->status = rc;
-			at = (uint32_t)(w - base);
-			if (at < d->nsucc)
-				next = d->succ[at][!taken];
-			from = at;
-			link = next == 0;
+			if (w->tag == d->tag)
+				next = w->succ[!taken];
+			if (next == 0) {
+				from = (uint32_t)(w - base);
+				link = 1;
+			}
 		} else {
 			d->ip = w->term_ip;
 			rc = cfg_branch(d, w);

@@ -24,11 +24,9 @@ struct walk_cache {
 	struct walk_tr *tr;	/* transitions of all walks */
 	uint32_t ntr, captr;
 	uint64_t decoded;	/* instructions decoded by walks */
-	struct {
-		uint64_t ip;	/* walk start, 0 empty */
-		int isid;
-		uint32_t idx;	/* index into w */
-	} front[WALK_FRONT];	/* direct-mapped cache before the hash */
+	uint32_t tags;		/* the last tag given (walk_tag_new) */
+	uint32_t *front;	/* direct-mapped cache before the hash:
+				 * walk index + 1, 0 empty */
 	uint32_t *slot;		/* hash: walk index + 1, 0 empty */
 	uint32_t nslot;		/* power of two */
 	uint8_t buf[WALK_READ];	/* code bytes being decoded */
@@ -47,8 +45,9 @@ walk_cache_new(struct pt_image_section_cache *isc, walk_fn_lookup fn,
 	wc->fnarg = fnarg;
 	wc->nslot = 1u << 12;
 	wc->slot = calloc(wc->nslot, sizeof(*wc->slot));
-	if (wc->slot == NULL) {
-		free(wc);
+	wc->front = calloc(WALK_FRONT, sizeof(*wc->front));
+	if (wc->slot == NULL || wc->front == NULL) {
+		walk_cache_free(wc);
 		return NULL;
 	}
 	return wc;
@@ -62,6 +61,7 @@ walk_cache_free(struct walk_cache *wc)
 	free(wc->w);
 	free(wc->tr);
 	free(wc->slot);
+	free(wc->front);
 	free(wc);
 }
 
@@ -235,19 +235,21 @@ walk_get_slow(struct walk_cache *wc, uint64_t ip, int isid, int mode,
 	while ((i = wc->slot[j]) != 0) {
 		w = &wc->w[i - 1];
 		if (w->ip == ip && w->isid == isid) {
-			wc->front[f].ip = ip;
-			wc->front[f].isid = isid;
-			wc->front[f].idx = i - 1;
+			wc->front[f] = i;
 			return w;
 		}
 		j = (j + 1) & (wc->nslot - 1);
 	}
 	if (wc->nw == wc->capw) {
+		/* aligned to the cache line (walk.h): no realloc */
 		uint32_t n = wc->capw ? wc->capw * 2 : 1024;
-		struct walk *nw = realloc(wc->w, n * sizeof(*nw));
+		struct walk *nw = aligned_alloc(64, n * sizeof(*nw));
 
 		if (nw == NULL)
 			return NULL;
+		if (wc->nw > 0)
+			memcpy(nw, wc->w, wc->nw * sizeof(*nw));
+		free(wc->w);
 		wc->w = nw;
 		wc->capw = n;
 	}
@@ -267,10 +269,30 @@ const struct walk *
 walk_get(struct walk_cache *wc, uint64_t ip, int isid, int mode)
 {
 	uint32_t f = (uint32_t)(ip ^ (ip >> 12)) & (WALK_FRONT - 1);
+	uint32_t i = wc->front[f];
 
-	if (wc->front[f].ip == ip && wc->front[f].isid == isid && ip != 0)
-		return &wc->w[wc->front[f].idx];
+	if (i != 0 && wc->w[i - 1].ip == ip && wc->w[i - 1].isid == isid)
+		return &wc->w[i - 1];
 	return walk_get_slow(wc, ip, isid, mode, f);
+}
+
+uint32_t
+walk_tag_new(struct walk_cache *wc)
+{
+	return ++wc->tags;
+}
+
+void
+walk_link(struct walk_cache *wc, uint32_t from, int which, uint32_t to,
+    uint32_t tag)
+{
+	struct walk *w = &wc->w[from];
+
+	if (w->tag != tag) {
+		w->succ[0] = w->succ[1] = 0;
+		w->tag = tag;
+	}
+	w->succ[which] = to + 1;
 }
 
 int

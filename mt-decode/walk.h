@@ -72,11 +72,18 @@ struct walk {
 	uint8_t term_size;	/* its size in bytes */
 	uint8_t leaves;		/* for WK_COND: taken target leaves the
 				 * function (as walk_tr.leaves) */
+	uint32_t tag;		/* whose succ these are (walk_link) */
 	uint64_t term_ip;	/* address of instruction len-1 */
 	uint64_t term_target;	/* WK_COND: taken target */
 	uint64_t cont;		/* WK_NONE: where the next instruction is
 				 * (0: the walk cannot go on) */
+	uint32_t succ[2];	/* WK_COND, for the decoder of tag: walk
+				 * index + 1 after the branch taken [0] and
+				 * not taken [1] (0: not known) */
 };
+/* One walk per cache line: the decode loop reads it, and the walk its
+ * branch leads to, with one access each. */
+_Static_assert(sizeof(struct walk) == 64, "a walk is one cache line");
 
 /*
  * Function lookup: returns 1 and sets [*lo, *hi) when @addr is inside a
@@ -107,6 +114,16 @@ const struct walk_tr *walk_tr_at(const struct walk_cache *wc, uint32_t i);
  */
 const struct walk *walk_array(const struct walk_cache *wc);
 const struct walk_tr *walk_tr_array(const struct walk_cache *wc);
+/*
+ * Successor links (a decoder's memo of where a walk's conditional branch
+ * led, valid for the image that decoder reads): a new tag, never 0 and
+ * never given before by @wc; and walk @from's branch @which (0 taken,
+ * 1 not) leads to walk @to for the decoder of @tag (its other link is
+ * forgotten when it was another decoder's).
+ */
+uint32_t walk_tag_new(struct walk_cache *wc);
+void walk_link(struct walk_cache *wc, uint32_t from, int which, uint32_t to,
+    uint32_t tag);
 /* Walks made and instructions decoded for them so far. */
 void walk_cache_counts(const struct walk_cache *wc, uint64_t *walks,
     uint64_t *insns);
