@@ -8,7 +8,7 @@
  * and compares under -j); how it is built is mt's:
  *
  * - pq_lex() names the packet at the cursor from its first bytes;
- * - rules[] says per packet kind which query it answers (a TNT or a TIP),
+ * - pq_rules[] says per packet kind which query it answers (a TNT or a TIP),
  *   where waiting events are completed (at a TIP, FUP or PSBEND), whether
  *   it always makes an event, and what it is inside PSB+;
  * - events that wait for a later packet sit on one list, each with the
@@ -16,8 +16,9 @@
  *   waiting there and fills in its IP through a table of IP fields;
  * - pq_apply() is the one transition function (a packet's effect on
  *   the state), pq_skip() applies packets until one that answers a
- *   query, and pq_ask() serves all three queries from one loop, with
- *   what each refuses in a table.
+ *   query (this file, its interface pqm.h), and pq_ask() serves all
+ *   three queries from one loop, with what each refuses in a table
+ *   (pqquery.c).
  *
  * The behaviour it holds to, observed from libipt's query API (and
  * checked against it on every test trace: tests/mt-decode-cache.bats):
@@ -65,27 +66,9 @@
 #include <string.h>
 
 #include "pq.h"
+#include "pqm.h"
 
-/* Packet kinds; PK_NONE: no packet could be named at the cursor. */
-enum {
-	PK_NONE = 0,
-	PK_PAD, PK_PSB, PK_PSBEND, PK_OVF, PK_TNT8, PK_TNT64,
-	PK_TIP, PK_PGE, PK_PGD, PK_FUP, PK_MODE, PK_PIP, PK_VMCS, PK_CBR,
-	PK_NKINDS
-};
-
-/* What a packet answers. */
-enum { ANS_NONE, ANS_TNT, ANS_TIP };
-
-/* What a packet is inside PSB+. */
-enum { IN_PSB_BAD, IN_PSB_PAD, IN_PSB_IP, IN_PSB_EVENT, IN_PSB_END };
-
-static const struct pq_rule {
-	uint8_t answers;	/* ANS_*: the branch query it answers */
-	int8_t completes;	/* PQ_AT_*: events waiting there, or -1 */
-	uint8_t event;		/* always an event packet */
-	uint8_t in_psb;		/* IN_PSB_* */
-} rules[PK_NKINDS] = {
+const struct pq_rule pq_rules[PK_NKINDS] = {
 	[PK_NONE] =	{ ANS_NONE, -1, 0, IN_PSB_BAD },
 	[PK_PAD] =	{ ANS_NONE, -1, 0, IN_PSB_PAD },
 	[PK_PSB] =	{ ANS_NONE, -1, 0, IN_PSB_BAD },
@@ -154,7 +137,7 @@ pq_fini(struct pq *q)
 }
 
 /* The state a PSB or an OVF starts from: nothing known, nothing held. */
-static void
+void
 pq_clear(struct pq *q)
 {
 	q->enabled = 0;
@@ -172,7 +155,7 @@ pq_clear(struct pq *q)
  * -pte_bad_opc for an opcode PT does not have, PQ_ABORT for packets
  * not modelled.
  */
-static int
+int
 pq_lex(struct pq *q)
 {
 	/* The second byte of 0x02 packets (0: not modelled, see below). */
@@ -224,27 +207,11 @@ pq_lex(struct pq *q)
 	return 0;
 }
 
-/* Does the packet at the cursor make an event when applied now? */
-static inline int
-pq_makes_event(const struct pq *q)
-{
-	const struct pq_rule *r = &rules[q->next];
-
-	return r->event || (r->completes >= 0 && q->nwait_at[r->completes]);
-}
-
-/* Does it answer a query (the read-ahead stops there)? */
-static inline int
-pq_answers(const struct pq *q)
-{
-	return rules[q->next].answers != ANS_NONE || pq_makes_event(q);
-}
-
 /*
  * The status once no TNT bits are held, kept for pq_tnt_take(): nothing
  * it looks at changes until the next query.  Returns the status now.
  */
-static int
+int
 pq_settle(struct pq *q)
 {
 	int flags = 0;
@@ -258,14 +225,8 @@ pq_settle(struct pq *q)
 	return q->index != 0 ? 0 : flags;	/* bits held: nothing said */
 }
 
-int
-pq_status(struct pq *q)
-{
-	return pq_settle(q);
-}
-
 /* The packet at the cursor through libipt's packet decoder: its size. */
-static int
+int
 pq_read(struct pq *q, struct pt_packet *pk)
 {
 	int n;
@@ -281,7 +242,7 @@ pq_read(struct pq *q, struct pt_packet *pk)
  * (SDM "IP Compression"); returns the packet's size.  *@ipc its
  * compression.
  */
-static int
+int
 pq_ip_packet(struct pq *q, int *ipc)
 {
 	static const int8_t bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
@@ -315,18 +276,6 @@ pq_ip_packet(struct pq *q, int *ipc)
 	q->ip = (q->ip & keep[c]) | v;
 	q->ip_state = PQ_IP_VALID;
 	return n + 1;
-}
-
-/* The last IP; -pte_noip or -pte_ip_suppressed when there is none. */
-static inline int
-pq_ip(const struct pq *q, uint64_t *ip)
-{
-	if (q->ip_state == PQ_IP_VALID) {
-		*ip = q->ip;
-		return 0;
-	}
-	*ip = 0;
-	return q->ip_state == PQ_IP_NONE ? -pte_noip : -pte_ip_suppressed;
 }
 
 /* A new event at once (delivered by the query that applied the packet). */
@@ -458,7 +407,7 @@ pq_apply_ip(struct pq *q)
 	struct pt_event *ev;
 	uint64_t ip;
 	int ipc, size = pq_ip_packet(q, &ipc);
-	int at = rules[q->next].completes;
+	int at = pq_rules[q->next].completes;
 
 	if (size < 0)
 		return size;
@@ -505,7 +454,7 @@ pq_apply_ip(struct pq *q)
 }
 
 /* The TNT packet at the cursor: its bits held, the first bit highest. */
-static int
+int
 pq_apply_tnt(struct pq *q, int size)
 {
 	uint64_t v = 0;
@@ -618,7 +567,7 @@ pq_apply_status(struct pq *q)
  * A PSB and its header up to PSBEND or OVF (not applied).  A header that
  * does not decode leaves the cursor at the PSB, its events dropped.
  */
-static int
+int
 pq_apply_psb(struct pq *q)
 {
 	struct pt_packet pk;
@@ -636,7 +585,7 @@ pq_apply_psb(struct pq *q)
 		rc = pq_lex(q);
 		if (rc < 0)
 			break;
-		switch (rules[q->next].in_psb) {
+		switch (pq_rules[q->next].in_psb) {
 		case IN_PSB_END:
 			return 0;
 		case IN_PSB_PAD:
@@ -744,7 +693,7 @@ pq_apply_ovf(struct pq *q)
 }
 
 /* The transition: apply the packet at the cursor (q->next). */
-static int
+int
 pq_apply(struct pq *q)
 {
 	switch (q->next) {
@@ -783,7 +732,7 @@ pq_apply(struct pq *q)
  * Apply packets until one that answers a query (left at the cursor).  A
  * status packet cut off by the end puts the cursor at the end.
  */
-static int
+int
 pq_skip(struct pq *q)
 {
 	int rc;
@@ -804,211 +753,4 @@ pq_skip(struct pq *q)
 		if (rc < 0)
 			return rc;
 	}
-}
-
-/* pq_skip, a TNT-8 or a TIP (which answer whatever waits) seen first. */
-static inline int
-pq_skip_fast(struct pq *q)
-{
-	const uint8_t *p = q->pos;
-	uint8_t b;
-
-	while (p < q->end && p[0] == 0x00)
-		p++;
-	q->pos = p;
-	if (p < q->end) {
-		b = p[0];
-		if ((b & 0x01) == 0x00 && b != 0x02) {
-			q->next = PK_TNT8;
-			return 0;
-		}
-		if ((b & 0x1f) == 0x0d) {
-			q->next = PK_TIP;
-			return 0;
-		}
-	}
-	return pq_skip(q);
-}
-
-/* At a PSB at @pos: its header, the skip, the status and *@ip. */
-static int
-pq_start(struct pq *q, const uint8_t *pos, uint64_t *ip)
-{
-	int rc, st, have;
-
-	pq_clear(q);
-	q->sync = q->pos = pos;
-	rc = pq_lex(q);
-	if (rc < 0)
-		return rc;
-	if (q->next != PK_PSB)
-		return -pte_nosync;
-	rc = pq_apply_psb(q);
-	if (rc < 0)
-		return rc;
-	/* the IP of the PSB+, before the skip could pass another one */
-	have = pq_ip(q, ip) == 0;
-	rc = pq_skip(q);
-	if (rc < 0)
-		return rc;
-	st = pq_settle(q);
-	if (!have && pq_ip(q, ip) < 0)
-		st |= pts_ip_suppressed;
-	return st;
-}
-
-int
-pq_sync_forward(struct pq *q, uint64_t *ip)
-{
-	uint64_t off;
-	int rc;
-
-	if (q->pos != NULL)
-		return PQ_ABORT;	/* only the first sync is modelled */
-	rc = pt_pkt_sync_forward(q->pkt);
-	if (rc < 0)
-		return rc == -pte_eos ? rc : PQ_ABORT;	/* no PSB */
-	if (pt_pkt_get_sync_offset(q->pkt, &off) < 0)
-		return PQ_ABORT;
-	return pq_start(q, q->begin + off, ip);
-}
-
-int
-pq_sync_set(struct pq *q, uint64_t *ip, uint64_t off)
-{
-	struct pt_packet pk;
-
-	if (off >= (uint64_t)(q->end - q->begin))
-		return -pte_eos;
-	q->pos = q->begin + off;
-	if (pq_read(q, &pk) < 0 || pk.type != ppt_psb)
-		return -pte_nosync;
-	return pq_start(q, q->begin + off, ip);
-}
-
-/* What a query wants. */
-enum { Q_TNT, Q_TIP, Q_EVENT };
-
-/*
- * Serve query @want: apply packets from the cursor until the one that
- * answers it, then skip to the next.  A packet that answers another
- * query is -pte_bad_query; an event made on the way of a branch query
- * is -pte_event_ignored.  Returns 0 or an error, the status computed by
- * the caller.
- */
-static int
-pq_ask(struct pq *q, int want, struct pt_event *ev, int *ipst, uint64_t *ip)
-{
-	int rc, ans, evt;
-
-	for (;;) {
-		if (q->next == PK_NONE) {
-			/* the same error again (the end: -pte_eos) */
-			rc = pq_lex(q);
-			return rc < 0 ? rc : PQ_ABORT;
-		}
-		ans = rules[q->next].answers;
-		evt = pq_makes_event(q);
-		if (want == Q_EVENT ? ans != ANS_NONE && !evt :
-		    evt || (want == Q_TNT && ans == ANS_TIP) ||
-		    (want == Q_TIP && ans == ANS_TNT && q->index != 0))
-			return -pte_bad_query;
-		q->made = 0;
-		rc = pq_apply(q);
-		if (rc < 0)
-			return rc;
-		if (q->made) {
-			if (want != Q_EVENT)
-				return -pte_event_ignored;
-			*ev = q->out;
-			break;
-		}
-		if (want == Q_TNT && ans == ANS_TNT)
-			break;
-		if (want == Q_TIP && ans == ANS_TIP) {
-			*ipst = pq_ip(q, ip);	/* before the skip moves on */
-			break;
-		}
-		rc = pq_skip(q);
-		if (rc < 0)
-			return rc;
-	}
-	rc = pq_skip_fast(q);
-	return rc == -pte_eos ? 0 : rc;
-}
-
-int
-pq_cond_branch(struct pq *q, int *taken)
-{
-	int rc;
-
-	if (q->index == 0) {
-		if (q->next == PK_TNT8) {
-			/* the common case: a TNT-8 at the cursor */
-			rc = pq_apply_tnt(q, 1);
-			if (rc == 0)
-				rc = pq_skip_fast(q);
-			if (rc == -pte_eos)
-				rc = 0;
-		} else {
-			rc = pq_ask(q, Q_TNT, NULL, NULL, NULL);
-		}
-		if (rc < 0)
-			return rc;
-	}
-	pq_settle(q);
-	rc = pq_tnt_take(q, taken);
-	return rc < 0 ? PQ_ABORT : rc;
-}
-
-int
-pq_indirect_branch(struct pq *q, uint64_t *ip)
-{
-	int rc, ipc, ipst = 0;
-
-	if (q->next == PK_TIP && q->nwait_at[PQ_AT_TIP] == 0) {
-		/* the common case: a TIP no event waits for */
-		rc = pq_ip_packet(q, &ipc);
-		if (rc < 0)
-			return rc;
-		q->pos += rc;
-		ipst = pq_ip(q, ip);
-		rc = pq_skip_fast(q);
-		if (rc < 0 && rc != -pte_eos)
-			return rc;
-	} else {
-		rc = pq_ask(q, Q_TIP, NULL, &ipst, ip);
-		if (rc < 0)
-			return rc;
-	}
-	return (ipst < 0 ? pts_ip_suppressed : 0) | pq_settle(q);
-}
-
-int
-pq_event(struct pq *q, struct pt_event *ev)
-{
-	int rc;
-
-	if (q->index != 0)
-		return -pte_bad_query;
-	rc = pq_ask(q, Q_EVENT, ev, NULL, NULL);
-	return rc < 0 ? rc : pq_settle(q);
-}
-
-int
-pq_get_offset(const struct pq *q, uint64_t *off)
-{
-	if (q->pos == NULL)
-		return -pte_nosync;
-	*off = (uint64_t)(q->pos - q->begin);
-	return 0;
-}
-
-int
-pq_get_sync_offset(const struct pq *q, uint64_t *off)
-{
-	if (q->sync == NULL)
-		return -pte_nosync;
-	*off = (uint64_t)(q->sync - q->begin);
-	return 0;
 }
