@@ -24,6 +24,7 @@ setup_file() {
 setup() {
 	L="$BATS_TEST_TMPDIR/peo.log"
 	tpid=
+	bg=
 }
 
 has_threads() {
@@ -32,17 +33,67 @@ has_threads() {
 
 teardown() {
 	if [ -n "$tpid" ]; then kill "$tpid" 2>/dev/null || true; fi
+	# shellcheck disable=SC2086 # (a list of PIDs)
+	if [ -n "$bg" ]; then kill $bg 2>/dev/null || true; fi
 	if [ -n "${tracefs_mounted:-}" ]; then umount /sys/kernel/tracing || true; fi
 }
 
-# tracefs at /sys/kernel/tracing with a writable uprobe_events: mounted
-# here (and unmounted by teardown) only when it is not already.
-tracefs_up() {
+# needs_root WHY: skip the test unless it runs as root.
+needs_root() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root: $1"
+}
+
+# Skip unless uprobe events can be opened (CAP_SYS_ADMIN).
+needs_uprobes() {
+	needs_root "uprobe events need CAP_SYS_ADMIN"
+}
+
+# Skip unless root with the BPF JIT on (BPF programs get JIT code and
+# KSYMBOL records).
+needs_bpf_jit() {
+	needs_root "$1"
+	[ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 1 ] ||
+	    skip "needs the BPF JIT (net.core.bpf_jit_enable)"
+}
+
+# tracefs at /sys/kernel/tracing with a writable uprobe_events (UE):
+# mounted here (and unmounted by teardown) only when it is not already;
+# skip the test without it.
+UE=/sys/kernel/tracing/uprobe_events
+needs_tracefs() {
+	needs_uprobes
 	tracefs_mounted=
-	[ -w /sys/kernel/tracing/uprobe_events ] && return 0
-	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || return 1
+	[ -w "$UE" ] && return 0
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+	    skip "needs tracefs (mount -t tracefs nodev /sys/kernel/tracing failed)"
 	tracefs_mounted=1
-	[ -w /sys/kernel/tracing/uprobe_events ]
+	[ -w "$UE" ] || skip "needs tracefs with a writable $UE"
+}
+
+# mtcap_probes PID/: how many tracefs uprobes of the mt-capture process
+# PID are defined (other captures on the machine may have theirs).
+mtcap_probes() {
+	grep -c "^p:mtcap$1" "$UE" || true
+}
+
+# probe_group_of OUTPUT: the PID of "mtcapPID", the tracefs group -v
+# names in mt-capture's OUTPUT.
+probe_group_of() {
+	sed -n 's/.*triggers: tracefs uprobe events mtcap\([0-9]*\)\/t.*/\1/p' <<< "$1" | head -1
+}
+
+# capture_of JOB: the mt-capture process of background job JOB (a
+# with_fakept in a subshell, or mt-capture itself).
+capture_of() {
+	wait_for capture_in "$1" > /dev/null
+	capture_in "$1"
+}
+capture_in() {
+	if [ "$(cat "/proc/$1/comm" 2>/dev/null)" = mt-capture ]; then
+		echo "$1"
+	else
+		pgrep -x -P "$1" mt-capture | head -1 | grep .
+	fi
 }
 
 # trigger_hit_of SNAP: "PID/TID" of the first trigger hit the snapshot holds
@@ -77,7 +128,7 @@ trigger_hit_of() {
 }
 
 @test "mt-capture: aux_pause is the u32 at attr byte 116, and the snapshot says it was armed" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	needs_uprobes
 	# (main: a hit in the thread bound before the exec, not in one
 	# bound from its FORK record when mt-capture reads it)
 	run with_fakept -- mt-capture run --backend pt --trigger main \
@@ -95,7 +146,7 @@ trigger_hit_of() {
 }
 
 @test "mt-capture on a 6.12 kernel: aux_pause is refused and the snapshot says so" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	needs_uprobes
 	run with_fakept FAKEPT_KERNEL=6.12 -- mt-capture run --backend pt \
 	    --trigger main -o "$BATS_TEST_TMPDIR/p.snap" -- "$T/worker"
 	[ "$status" -eq 0 ]
@@ -106,7 +157,7 @@ trigger_hit_of() {
 }
 
 @test "mt-capture: with --multi-snapshot the snapshot says aux_pause was not used" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	needs_uprobes
 	run with_fakept -- mt-capture run --backend pt --trigger main \
 	    --multi-snapshot --max-snapshots 1 -o "$BATS_TEST_TMPDIR/p.snap" \
 	    -- "$T/worker"
@@ -303,13 +354,14 @@ ioctl_order() {
 }
 
 @test "mt-capture attach: triggers open disabled, and fire only while PT records, across snapshots" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	needs_uprobes
 	"$T/loop" > /dev/null 3>&- &
 	tpid=$!
 	wait_for is_exe "$tpid" "$T/loop"
-	run with_fakept -- mt-capture attach --backend pt --trigger work \
-	    --multi-snapshot --max-snapshots 3 -p "$tpid" \
-	    -o "$BATS_TEST_TMPDIR/m.snap"
+	# the uprobe PMU path, whether tracefs is mounted or not
+	run with_fakept MT_TRACEFS=/nonexistent -- mt-capture attach \
+	    --backend pt --trigger work --multi-snapshot --max-snapshots 3 \
+	    -p "$tpid" -o "$BATS_TEST_TMPDIR/m.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"wrote snapshot 2 (trigger)"* ]]
 	run grep -c '^open uprobe .* disabled=1 ' "$L"
@@ -328,7 +380,7 @@ has_pid_line() {
 }
 
 @test "mt-capture run: trigger uprobes are bound to the target's threads, one created while recording too; another process mapping the library keeps its code" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	needs_uprobes
 	D=$BATS_TEST_TMPDIR
 	mkfifo "$D/go" "$D/ready"
 	exec 5<>"$D/ready"
@@ -381,8 +433,7 @@ has_pid_line() {
 }
 
 @test "mt-capture run: with tracefs, a new thread's and a forked child's first call to the trigger is the snapshot's hit (inherited tracefs uprobes)" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
-	tracefs_up || skip "needs tracefs (mount -t tracefs nodev /sys/kernel/tracing failed)"
+	needs_tracefs
 	D=$BATS_TEST_TMPDIR
 	# a thread whose first call is hit(): per-thread PT buffers
 	run with_fakept -- mt-capture run -v --backend pt --trigger hit \
@@ -400,22 +451,25 @@ has_pid_line() {
 	[ "$output" -eq "$n" ]
 	run grep -cE "^open uprobe .* group=(-1|4294967295) " "$L"
 	[ "$output" -eq 0 ]
+	g1=$(probe_group_of "$output")
 	# a child process whose first call is hit(): --all-threads follows it
 	rm -f "$L"
-	run with_fakept -- mt-capture run --all-threads --backend pt \
+	run with_fakept -- mt-capture run -v --all-threads --backend pt \
 	    --trigger hit -o "$D/f.snap" -- "$T/newhit" fork
 	[ "$status" -eq 0 ]
+	g2=$(probe_group_of "$output")
 	[[ "$output" =~ following\ process\ ([0-9]+),\ a\ child ]]
 	child=${BASH_REMATCH[1]}
 	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
 	[ "$(trigger_hit_of "$D/f.snap")" = "$child/$child" ]
 	# the probes were removed when the captures ended
-	run grep -c "^p:mtcap" /sys/kernel/tracing/uprobe_events
-	[ "$output" -eq 0 ]
+	[ -n "$g1" ] && [ -n "$g2" ]
+	[ "$(mtcap_probes "$g1/")" -eq 0 ]
+	[ "$(mtcap_probes "$g2/")" -eq 0 ]
 }
 
 @test "mt-capture: without tracefs the triggers fall back to uprobe PMU events bound per thread, and -v says why" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	needs_uprobes
 	run with_fakept MT_TRACEFS=/nonexistent -- mt-capture run -v \
 	    --backend pt --trigger hit -o "$BATS_TEST_TMPDIR/t.snap" -- \
 	    "$T/newhit" thread
@@ -426,35 +480,32 @@ has_pid_line() {
 }
 
 @test "mt-capture: its tracefs uprobes go on SIGTERM; those of a killed capture are removed by the next" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
-	tracefs_up || skip "needs tracefs (mount -t tracefs nodev /sys/kernel/tracing failed)"
+	needs_tracefs
 	D=$BATS_TEST_TMPDIR
-	E=/sys/kernel/tracing/uprobe_events
 	with_fakept -- mt-capture run --backend pt --trigger "$T/newhit:hit" \
 	    -o "$D/a.snap" -- sleep 5 2>"$D/a.err" &
-	wait_for grep -q "^p:mtcap[0-9]*/t0 " "$E"
-	cap=$(sed -n 's/^p:mtcap\([0-9]*\)\/t0 .*/\1/p' "$E" | head -1)
-	[ "$(cat /proc/$cap/comm)" = mt-capture ]
+	cap=$(capture_of $!)
+	wait_for grep -q "^p:mtcap$cap/t0 " "$UE"
 	kill -TERM "$cap"
 	wait_for test ! -e "/proc/$cap"
 	wait || true
 	grep -q "wrote snapshot 0 (sigterm)" "$D/a.err"
-	run grep -c "^p:mtcap$cap/" "$E"
-	[ "$output" -eq 0 ]
+	[ "$(mtcap_probes "$cap/")" -eq 0 ]
 	# killed: the probe stays until the next capture reaps it
 	with_fakept -- mt-capture run --backend pt --trigger "$T/newhit:hit" \
 	    -o "$D/b.snap" -- sleep 5 2>"$D/b.err" &
-	wait_for grep -q "^p:mtcap[0-9]*/t0 " "$E"
-	cap=$(sed -n 's/^p:mtcap\([0-9]*\)\/t0 .*/\1/p' "$E" | head -1)
+	cap=$(capture_of $!)
+	wait_for grep -q "^p:mtcap$cap/t0 " "$UE"
 	kill -KILL "$cap"
 	wait_for test ! -e "/proc/$cap"
 	wait || true
-	grep -q "^p:mtcap$cap/t0 " "$E"
-	run with_fakept -- mt-capture run --backend pt --trigger hit \
+	grep -q "^p:mtcap$cap/t0 " "$UE"
+	run with_fakept -- mt-capture run -v --backend pt --trigger hit \
 	    -o "$D/c.snap" -- "$T/newhit" thread
 	[ "$status" -eq 0 ]
-	run grep -c "^p:mtcap" "$E"
-	[ "$output" -eq 0 ]
+	[ "$(mtcap_probes "$cap/")" -eq 0 ]
+	# and its own are gone too
+	[ "$(mtcap_probes "$(probe_group_of "$output")/")" -eq 0 ]
 }
 
 @test "mt-capture: the PT events' own records are drained as they come and stored as their thread's SIDEBAND" {
@@ -475,7 +526,7 @@ has_pid_line() {
 }
 
 @test "mt-capture --multi-snapshot: PT resumes once the rings are copied, before the snapshot is assembled and written" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	needs_uprobes
 	"$T/loop" > /dev/null 3>&- &
 	tpid=$!
 	wait_for is_exe "$tpid" "$T/loop"
@@ -491,7 +542,7 @@ has_pid_line() {
 }
 
 @test "mt-capture --kernel: TEXT_POKE and KSYMBOL come from one CPU-wide event per CPU, dropped on kernels without" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: kernel tracing"
+	needs_root "kernel tracing"
 	n=$(nproc)
 	# this kernel (6.x) takes them, on CPU-wide events (pid -1, logged
 	# as 4294967295) asking for nothing else; the target's events not
@@ -528,12 +579,17 @@ has_pid_line() {
 }
 
 @test "mt-capture --kernel: a BPF program loaded while recording is in the snapshot, from its KSYMBOL record, as /proc/kallsyms places it" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: kernel tracing and BPF"
-	[ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 1 ] ||
-	    skip "needs the BPF JIT (net.core.bpf_jit_enable)"
+	needs_bpf_jit "kernel tracing and BPF"
 	D=$BATS_TEST_TMPDIR
 	cc -O1 -o "$D/bpfload" "$MT_ROOT/tests/data/capture/bpfload.c"
-	mkfifo "$D/ready" "$D/go"
+	mkfifo "$D/ready" "$D/go" "$D/go2"
+	# Another copy of the program (same kallsyms name, as another
+	# test's run of this one on the machine would load), unloaded
+	# before the snapshot: the check must be about this test's own.
+	"$D/bpfload" "$D/go2" > "$D/other.out" &
+	other=$!
+	bg=$other	# (teardown ends what a failed check leaves)
+	wait_for test -s "$D/other.out"
 	exec 5<>"$D/ready"
 	( rc=0
 	  with_fakept -- mt-capture run --kernel --backend pt --ready-fd 3 \
@@ -546,9 +602,15 @@ has_pid_line() {
 	[ "$b" = r ]
 	# loaded while recording, still loaded at the snapshot
 	"$D/bpfload" "$D/go" > "$D/bpf.out" &
+	bg="$bg $!"
+	cap=$(capture_of "$sub")
+	bg="$bg $cap"
 	wait_for test -s "$D/bpf.out"
 	read -r addr name len < "$D/bpf.out"
-	cap=$(pgrep -P "$sub")
+	read -r oaddr oname olen < "$D/other.out"
+	[ "$name" = "$oname" ] && [ "$addr" != "$oaddr" ]
+	echo x > "$D/go2"
+	wait "$other"
 	kill -INT "$cap"
 	wait_for test -s "$D/cap.status"
 	echo x > "$D/go"
@@ -563,9 +625,7 @@ has_pid_line() {
 }
 
 @test "mt-capture --kernel: a BPF program loaded before recording is in the snapshot with its JIT length, as bpf() gives it; refused, from /proc/kallsyms, saying so" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: kernel tracing and BPF"
-	[ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 1 ] ||
-	    skip "needs the BPF JIT (net.core.bpf_jit_enable)"
+	needs_bpf_jit "kernel tracing and BPF"
 	D=$BATS_TEST_TMPDIR
 	cc -O1 -o "$D/bpfload" "$MT_ROOT/tests/data/capture/bpfload.c"
 	mkfifo "$D/go"
@@ -621,9 +681,7 @@ PY
 }
 
 @test "mt-capture --kernel: the kernel text, a module and BPF JIT code are copied from kcore (a file of its form, MT_KCORE), again at the snapshot" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: kernel addresses in /proc/kallsyms, BPF"
-	[ "$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null)" = 1 ] ||
-	    skip "needs the BPF JIT (net.core.bpf_jit_enable)"
+	needs_bpf_jit "kernel addresses in /proc/kallsyms, BPF"
 	D=$BATS_TEST_TMPDIR
 	stext=$(awk '$3 == "_stext" { print $1; exit }' /proc/kallsyms)
 	etext=$(awk '$3 == "_etext" { print $1; exit }' /proc/kallsyms)
@@ -679,7 +737,7 @@ is_exe() {
 }
 
 @test "mt-capture attach: a target in another mount namespace is resolved through /proc/PID/root, not the same-named file here" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: mount namespaces and uprobes"
+	needs_root "mount namespaces and uprobes"
 	D="$BATS_TEST_TMPDIR/ct"
 	mkdir -p "$D/bin"
 	# here: another program under the target's path
@@ -704,7 +762,7 @@ is_exe() {
 }
 
 @test "mt-capture attach: DSO:SYMBOL of a library a target in another mount namespace loads later is found in its root, not the same-named file here" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: mount namespaces and uprobes"
+	needs_root "mount namespaces and uprobes"
 	D="$BATS_TEST_TMPDIR/ct"
 	mkdir -p "$D/lib"
 	# here: a decoy under the path the target's loader will search
@@ -740,7 +798,7 @@ is_exe() {
 }
 
 @test "mt-capture run --all-threads: a child process the per-CPU trace follows is adopted: its trigger hits count" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	needs_uprobes
 	run with_fakept -- mt-capture run --all-threads --backend pt \
 	    --trigger work -o "$BATS_TEST_TMPDIR/f.snap" -- "$T/forker" 3
 	[ "$status" -eq 0 ]
@@ -763,7 +821,7 @@ is_exe() {
 }
 
 @test "mt-capture --multi-snapshot: files bundled once are not read again for the next snapshots" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root: uprobe events need CAP_SYS_ADMIN"
+	needs_uprobes
 	cp "$T/loop" "$BATS_TEST_TMPDIR/loopw"
 	"$BATS_TEST_TMPDIR/loopw" > /dev/null 3>&- &
 	tpid=$!

@@ -5,11 +5,16 @@
  * prints "ADDR NAME LEN" (the address and name /proc/kallsyms lists for
  * its JIT code, the length in hex the kernel gives as jited_prog_len),
  * then keeps it loaded until a byte arrives on the fifo argv[1].  Needs root (or
- * CAP_BPF) and the BPF JIT.
+ * CAP_BPF) and the BPF JIT.  Its own program is the one at the address
+ * the kernel gives for it (jited_ksyms): every copy of this program has
+ * the same kallsyms name (bpf_prog_TAG_mt_ksym, TAG a hash of the
+ * instructions), so another test's copy loaded at the same time must not
+ * be taken for it.
  */
 #include <linux/bpf.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -21,6 +26,7 @@ main(int argc, char **argv)
 	struct bpf_prog_info info;
 	union bpf_attr a;
 	char line[512], addr[32], type[8], name[256];
+	__u64 ksym = 0;
 	FILE *f;
 	int fd, ff, found = 0;
 	char b;
@@ -47,14 +53,21 @@ main(int argc, char **argv)
 	a.info.bpf_fd = (unsigned)fd;
 	a.info.info_len = sizeof(info);
 	a.info.info = (unsigned long)&info;
+	info.nr_jited_ksyms = 1;
+	info.jited_ksyms = (unsigned long)&ksym;
 	if (syscall(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) < 0) {
 		perror("bpf info");
+		return 1;
+	}
+	if (ksym == 0) {
+		fprintf(stderr, "bpf info: no JIT address\n");
 		return 1;
 	}
 	if ((f = fopen("/proc/kallsyms", "r")) == NULL)
 		return 1;
 	while (fgets(line, sizeof(line), f) != NULL)
 		if (sscanf(line, "%31s %7s %255s", addr, type, name) == 3 &&
+		    strtoull(addr, NULL, 16) == ksym &&
 		    strstr(name, "_mt_ksym") != NULL &&
 		    strncmp(name, "bpf_prog_", 9) == 0) {
 			printf("%s %s %x\n", addr, name,
