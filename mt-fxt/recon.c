@@ -521,10 +521,10 @@ ev_ret(struct recon *r, struct rthread *rt, const struct bev *e)
 	    !(rt->fr[ti].f.flags & FR_SYNTH)) {
 		/*
 		 * (mt) A return to a function's entry, not just after the
-		 * call that entered the frame, returns to no caller: it
-		 * enters that function (a retpoline, push-and-return, a
-		 * signal handler a backend shows as a return's target), so
-		 * the caller goes on below it.
+		 * call that entered any open frame, returns to no caller:
+		 * it enters that function (a retpoline, push-and-return),
+		 * so the caller goes on below it.  (A signal's delivery
+		 * comes as disable and enable: async_enter.)
 		 */
 		stack_push_loc(r, rt, e->loc[1], e->a[1], 0, 0);
 		return;
