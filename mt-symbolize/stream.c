@@ -165,6 +165,15 @@ map_pid(const char *path)
 	return (uint32_t)v;
 }
 
+/* Why sym_textsyms_load() failed with @rc, its message being @why. */
+static const char *
+load_error(int rc, const char *why)
+{
+	if (rc == -MT_E_SYNTAX || rc == -MT_E_IO)
+		return why;
+	return rc == -MT_E_SYS ? strerror(errno) : mt_strerror(rc);
+}
+
 static int
 load_tables(struct run *u, const struct sym_stream_opts *o, char *msg,
     size_t len)
@@ -179,8 +188,7 @@ load_tables(struct run *u, const struct sym_stream_opts *o, char *msg,
 		    sizeof(why));
 		if (rc < 0)
 			return fail(msg, len, rc, "'%s': %s", o->kallsyms,
-			    rc == -MT_E_SYNTAX ? why : rc == -MT_E_SYS ?
-			    strerror(errno) : mt_strerror(rc));
+			    load_error(rc, why));
 	}
 	if (o->nperf_maps == 0)
 		return 0;
@@ -193,8 +201,7 @@ load_tables(struct run *u, const struct sym_stream_opts *o, char *msg,
 		    sizeof(why));
 		if (rc < 0)
 			return fail(msg, len, rc, "'%s': %s", o->perf_maps[i],
-			    rc == -MT_E_SYNTAX ? why : rc == -MT_E_SYS ?
-			    strerror(errno) : mt_strerror(rc));
+			    load_error(rc, why));
 		u->rmaps[i].syms = u->maps[i];
 		u->rmaps[i].pid = map_pid(o->perf_maps[i]);
 		u->rmaps[i].path = o->perf_maps[i];

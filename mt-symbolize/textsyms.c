@@ -65,7 +65,7 @@ hex_field(const char **pp, uint64_t *v)
 		return -1;
 	errno = 0;
 	*v = strtoull(p, &end, 16);
-	if (errno != 0 || end == p || (*end != ' ' && *end != '\t'))
+	if (errno != 0 || end == p || strchr(" \t\r\n", *end) == NULL)
 		return -1;
 	*pp = end;
 	return 0;
@@ -95,7 +95,8 @@ parse_line(struct sym_textsyms *t, const char *line, int kallsyms,
 		return -MT_E_SYNTAX;
 	}
 	if (!kallsyms) {
-		if (hex_field(&p, &size) != 0) {
+		if (hex_field(&p, &size) != 0 ||
+		    (size ? size : 1) > UINT64_MAX - a) {
 			*why = "bad size";
 			return -MT_E_SYNTAX;
 		}
@@ -108,7 +109,9 @@ parse_line(struct sym_textsyms *t, const char *line, int kallsyms,
 		return add(t, a, a + (size ? size : 1), name, len);
 	}
 	p = skip_ws(p);
-	if (p[0] == '\0' || strchr(" \t\r\n", p[1]) == NULL) {
+	/* (strchr() finds the terminating NUL too: "" matches) */
+	if (strchr(" \t\r\n", p[0]) != NULL ||
+	    (p[1] != '\0' && strchr(" \t\r\n", p[1]) == NULL)) {
 		*why = "bad symbol type";
 		return -MT_E_SYNTAX;
 	}
@@ -132,6 +135,8 @@ sym_textsyms_load(struct sym_textsyms **tp, const char *path, int kallsyms,
 	char *line = NULL;
 	size_t cap = 0, lineno = 0, i;
 	const char *why = NULL;
+	unsigned long long off = 0;
+	ssize_t n;
 	int rc = 0;
 
 	*tp = NULL;
@@ -143,14 +148,19 @@ sym_textsyms_load(struct sym_textsyms **tp, const char *path, int kallsyms,
 		fclose(f);
 		return -MT_E_NOMEM;
 	}
-	while (rc == 0 && getline(&line, &cap, f) > 0) {
+	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
 		lineno++;
+		off += (unsigned long long)n;
 		if (trim_len(line) == 0 || line[0] == '#')
 			continue;
 		rc = parse_line(t, line, kallsyms, &why);
 	}
-	if (rc == 0 && ferror(f))
+	if (rc == 0 && ferror(f)) {
+		/* A directory opens, and fails here (EISDIR). */
+		snprintf(msg, msglen, "read error at offset %llu: %s", off,
+		    strerror(errno));
 		rc = -MT_E_IO;
+	}
 	if (rc == -MT_E_SYNTAX)
 		snprintf(msg, msglen, "line %zu: %s", lineno, why);
 	free(line);

@@ -27,6 +27,8 @@ struct sym_textsym {
  * Returns 0.
  * Returns -MT_E_SYS (errno set) if @path cannot be read.
  * Returns -MT_E_SYNTAX for a malformed line, with "line N: why" in @msg.
+ * Returns -MT_E_IO if reading fails, with "read error at offset N: why"
+ * in @msg.
  * Returns -MT_E_NOMEM.
  */
 int sym_textsyms_load(struct sym_textsyms **tp, const char *path,

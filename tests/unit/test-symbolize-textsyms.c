@@ -87,9 +87,67 @@ malformed_line_is_reported(void)
 	CHECK(sym_textsyms_load(&t, path, 1, msg, sizeof(msg)) == -MT_E_SYS);
 }
 
+/* The message of loading @text as a perf map (@kallsyms 0) or kallsyms. */
+static const char *
+load_msg(const char *text, int kallsyms, int want_rc)
+{
+	static char msg[128];
+	struct sym_textsyms *t = NULL;
+
+	msg[0] = '\0';
+	write_file(text);
+	CHECK(sym_textsyms_load(&t, path, kallsyms, msg, sizeof(msg)) ==
+	    want_rc);
+	CHECK(t == NULL);
+	sym_textsyms_free(t);
+	unlink(path);
+	return msg;
+}
+
+/* Each line says what is wrong with it; nothing wraps past 2^64. */
+static void
+malformed_line_says_what(void)
+{
+	char msg[128];
+	struct sym_textsyms *t = NULL;
+
+	CHECK_STR(load_msg("7f0000001000 10\n", 0, -MT_E_SYNTAX),
+	    "line 1: missing name");
+	CHECK_STR(load_msg("7f0000001000 10", 0, -MT_E_SYNTAX),
+	    "line 1: missing name");
+	CHECK_STR(load_msg("ffffffffffffffff 0 x\n", 0, -MT_E_SYNTAX),
+	    "line 1: bad size");
+	CHECK_STR(load_msg("1 0 a\nfffffffffffffff0 10 x\n", 0,
+	    -MT_E_SYNTAX), "line 2: bad size");
+	CHECK_STR(load_msg("ffffffff81000000\n", 1, -MT_E_SYNTAX),
+	    "line 1: bad symbol type");
+	CHECK_STR(load_msg("ffffffff81000000 \n", 1, -MT_E_SYNTAX),
+	    "line 1: bad symbol type");
+	/* The last byte of the address space is a symbol of its own. */
+	write_file("fffffffffffffffe 0 last\n");
+	CHECK(sym_textsyms_load(&t, path, 0, msg, sizeof(msg)) == 0);
+	CHECK(t != NULL && sym_textsyms_find(t, 0xfffffffffffffffe) != NULL);
+	sym_textsyms_free(t);
+	unlink(path);
+}
+
+/* A directory opens but cannot be read: the offset and the reason. */
+static void
+directory_is_a_read_error(void)
+{
+	struct sym_textsyms *t = NULL;
+	char msg[128] = "";
+
+	CHECK(sym_textsyms_load(&t, "/", 0, msg, sizeof(msg)) == -MT_E_IO);
+	CHECK(t == NULL);
+	CHECK_STR(msg, "read error at offset 0: Is a directory");
+}
+
 int
 main(void)
 {
+	TEST(malformed_line_says_what);
+	TEST(directory_is_a_read_error);
 	TEST(perf_map_lookup);
 	TEST(kallsyms_text_only);
 	TEST(malformed_line_is_reported);
