@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "dbgcopy.h"
+#include "dbgpath.h"
 #include "dso.h"
 #include "dwwalk.h"
 #include "elffile.h"
@@ -235,12 +236,15 @@ own_debug_by_build_id(struct sym_dso *d, Dwfl_Module *mod, char **name)
 		char *p = by_build_id(i < 0 ? "/usr/lib/debug" :
 		    d->opts->debug_dirs[i], hex, ".debug");
 		const void *id;
+		struct stat st;
 		Elf *e;
 
 		if (p == NULL)
 			continue;
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		e = fd < 0 ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		/* O_NONBLOCK and a regular file: a FIFO there must not hang */
+		fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		e = fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ?
+		    NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		if (e == NULL || dwelf_elf_gnu_build_id(e, &id) != len ||
 		    memcmp(id, bits, (size_t)len) != 0) {
 			if (fd >= 0)
@@ -254,6 +258,31 @@ own_debug_by_build_id(struct sym_dso *d, Dwfl_Module *mod, char **name)
 			elf_end(e);
 	}
 	return fd;
+}
+
+/*
+ * 1 if a path the standard search would open for @mod is a FIFO or a
+ * device (dbgpath.h): the search is not made, with a warning.
+ */
+static int
+standard_search_unsafe(struct sym_dso *d, Dwfl_Module *mod,
+    const char *file_name, const char *debuglink)
+{
+	char hex[2 * MT_ELF_BUILD_ID_MAX + 1] = "", bad[512];
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len, i, rc;
+
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	for (i = 0; i < len && i < MT_ELF_BUILD_ID_MAX; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	rc = sym_dbgpath_unsafe(d != NULL && d->dipath != NULL ? d->dipath :
+	    ":.debug:/usr/lib/debug", file_name, debuglink, hex, bad,
+	    sizeof(bad));
+	if (rc == 1 && d != NULL)
+		set_warning(d, "'%s': its debug file is not searched: '%s' "
+		    "is not a regular file", d->path, bad);
+	return rc != 0;
 }
 
 /*
@@ -284,10 +313,15 @@ find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 		fd = own_debug_by_build_id(d, mod, debuginfo_file_name);
 		own = fd >= 0;
 	}
-	if (!own)
+	if (!own) {
+		if (standard_search_unsafe(d, mod, file_name, debuglink_file)) {
+			errno = 0;
+			return -1;
+		}
 		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base,
 		    file_name, debuglink_file, debuglink_crc,
 		    debuginfo_file_name);
+	}
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&

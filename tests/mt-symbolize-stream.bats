@@ -303,3 +303,37 @@ stream_head() {
 	[ "$status" -eq 0 ]
 	[[ "${lines[3]}" != *" work" ]]
 }
+
+@test "mt-symbolize: a FIFO or a device where the debug file is looked for is a warning, not a hang" {
+	local d="$BATS_TEST_TMPDIR/dl" m id w
+	mkdir -p "$d/.debug" "$d/dd$d" "$d/bd"
+	printf 'int work(int x){return x*3;}\nint main(void){return work(2);}\n' > "$d/p.c"
+	cc -O0 -g -Wl,--build-id -o "$d/p" "$d/p.c"
+	objcopy --only-keep-debug "$d/p" "$d/p.debug"
+	strip --strip-debug "$d/p"
+	objcopy --add-gnu-debuglink="$d/p.debug" "$d/p"
+	rm "$d/p.debug"
+	m=$(nm "$d/p" | awk '$3 == "work" { print $1 }')
+	id=$(readelf -n "$d/p" | awk '/Build ID/ { print $3 }')
+	printf 'mt-events 1.0\nmod 1 %s 0x555556554000 0 - %s\ncall 1 1 0x%x 0x0\n' \
+	    "$BASE" "$d/p" $((BASE + 0x$m)) > "$d/in.ev"
+	mkdir -p "$d/bd/.build-id/${id:0:2}"
+	# Each place libdw's search opens: beside the file, in .debug/,
+	# under a debug directory, by build-id; a FIFO, then /dev/zero.
+	for w in "$d/p.debug" "$d/.debug/p.debug" "$d/dd$d/p.debug" \
+	    "$d/bd/.build-id/${id:0:2}/${id:2}.debug"; do
+		for kind in fifo zero; do
+			if [ $kind = fifo ]; then mkfifo "$w"; else ln -s /dev/zero "$w"; fi
+			run timeout 20 mt-symbolize -d "$d/dd" -d "$d/bd" "$d/in.ev"
+			[ "$status" -eq 0 ]
+			[[ "$output" == *"mt-symbolize: warning: '$d/p': its debug file is not searched: '$w' is not a regular file"* ]]
+			# The name from the binary's own symbols still.
+			[[ "$output" == *"$(printf 'fn 1 0x%x %s work' $((BASE + 0x$m)) "$d/p")"* ]]
+			run timeout 20 mt-symbolize -d "$d/dd" -d "$d/bd" -e "$d/p" -f 0x$m
+			[ "$status" -eq 0 ]
+			[[ "$output" == *"warning: '$d/p': its debug file is not searched: '$w' is not a regular file"* ]]
+			[[ " ${lines[*]} " == *" work "* ]]
+			rm "$w"
+		done
+	done
+}
