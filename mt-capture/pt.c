@@ -71,8 +71,9 @@ struct pt_buf {
 				 * AUX with its flags, LOST) drained so far */
 };
 
-/* How often (s) the sideband is trimmed to the rings' oldest data. */
-#define PT_TRIM_PERIOD_S	10
+/* How often (ms) the sideband is trimmed to the rings' oldest data;
+ * MT_PT_TRIM_MS, a whole number of ms, sets another period (tests). */
+#define PT_TRIM_PERIOD_MS	10000
 
 /* attr.sample_type of the PT events (mt_ptattr_fill): sample_id layout. */
 #define PT_SAMPLE_TYPE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -546,11 +547,26 @@ pt_trim(struct mt_cap *c, uint64_t before)
 	}
 }
 
+static long
+trim_period_ms(void)
+{
+	const char *e = getenv("MT_PT_TRIM_MS");
+	char *end;
+	long v;
+
+	if (e == NULL || *e < '0' || *e > '9')
+		return PT_TRIM_PERIOD_MS;
+	errno = 0;
+	v = strtol(e, &end, 10);
+	return *end == '\0' && errno == 0 && v > 0 ? v : PT_TRIM_PERIOD_MS;
+}
+
 static int
 pt_run(struct mt_cap *c)
 {
 	struct timespec now, last;
 	uint64_t oldest;
+	long period = trim_period_ms();
 	int ev, rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &last);
@@ -563,7 +579,8 @@ pt_run(struct mt_cap *c)
 		 * of margin for the PSB period and the conversion).
 		 */
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - last.tv_sec < PT_TRIM_PERIOD_S)
+		if ((now.tv_sec - last.tv_sec) * 1000L + (now.tv_nsec -
+		    last.tv_nsec) / 1000000L < period)
 			continue;
 		last = now;
 		oldest = oldest_in_rings(c);

@@ -36,6 +36,15 @@
  *                        records would fill a real one.
  *   FAKEPT_BPF_ERRNO=E   every bpf(2) call fails with errno E (EPERM=1:
  *                        an unprivileged user).
+ *   FAKEPT_SB=FILE       the first data-ring mmap of another perf event
+ *                        (the first sideband ring) is an anonymous
+ *                        mapping whose data area holds the records of
+ *                        FILE (data_head their length) and whose page
+ *                        gives the time conversion of a stable TSC at 1
+ *                        ns per tick from 0 (cap_user_time_zero,
+ *                        time_mult 1, time_shift 0, time_zero 0): perf
+ *                        time equals TSC.  A virtual machine's kernel
+ *                        gives none (its sched_clock is not the TSC).
  *   FAKEPT_LOG=FILE      one line per perf_event_open, perf mmap and
  *                        perf ioctl: what mt-capture asked of the kernel;
  *                        and per rename (a snapshot reaching its name).
@@ -249,6 +258,39 @@ fake_aux(size_t len, int prot, int fd)
 	return p;
 }
 
+/* FAKEPT_SB: a data ring of @len bytes holding the file's records. */
+static void *
+fake_sb(size_t len, int prot, int fd)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+	struct perf_event_mmap_page *pg;
+	int in = open(getenv("FAKEPT_SB"), O_RDONLY | O_CLOEXEC);
+	uint8_t *p;
+	ssize_t r;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return p;
+	while (in >= 0 && page + n < len &&
+	    (r = read(in, p + page + n, len - page - n)) > 0)
+		n += (size_t)r;
+	if (in >= 0)
+		close(in);
+	pg = (struct perf_event_mmap_page *)p;
+	pg->data_offset = page;
+	pg->data_size = len - page;
+	pg->data_head = n;
+	pg->cap_user_time_zero = 1;
+	pg->time_zero = 0;
+	pg->time_mult = 1;
+	pg->time_shift = 0;
+	upage[fd] = pg;
+	tlog("fake sideband fd=%d bytes=%zu\n", fd, n);
+	(void)prot;
+	return p;
+}
+
 void *
 mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -274,6 +316,14 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	}
 	if (off != 0 && fake[fd])
 		return fake_aux(len, prot, fd);
+	if (off == 0 && !fake[fd] && getenv("FAKEPT_SB") != NULL) {
+		static int done;
+
+		if (!done) {
+			done = 1;
+			return fake_sb(len, prot, fd);
+		}
+	}
 	if (off == 0 && env_num("FAKEPT_FAKE_DATA", 0)) {
 		p = real(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 		    MAP_ANONYMOUS, -1, 0);
