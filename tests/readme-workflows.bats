@@ -29,6 +29,8 @@ setup_file() {
 	[ -x "$MT_ROOT/demo/demo" ] || make -C "$MT_ROOT" demo/demo >/dev/null
 	[ -x "$MT_ROOT/demo/threads" ] ||
 	    make -C "$MT_ROOT" demo/threads >/dev/null
+	# the attach workflows' target (target_start)
+	cc -O1 -g -o "$W/loop" "$MT_ROOT/tests/data/capture/loop.c"
 	cd "$W"
 	ln -s "$MT_ROOT/demo" demo
 	bash -c "$("$RL" 'mt-capture run --trigger libm.so.6:cos -o demo.snap')"
@@ -37,6 +39,7 @@ setup_file() {
 
 teardown() {
 	[ -n "${TPID:-}" ] && kill -KILL "$TPID" 2>/dev/null
+	[ -n "${TFD:-}" ] && exec {TFD}<&-
 	[ -n "${SSHD_DIR:-}" ] && sshd_stop "$SSHD_DIR"
 	true
 }
@@ -61,11 +64,25 @@ no_pt_attach() {
 	fi
 }
 
-# target_start: a demo that loops until killed, its pid in PID and TPID
+# target_start [PROGRAM]: a copy of tests/data/capture/loop.c (default
+# $W/loop), running until killed, its pid in PID and TPID; returns once
+# the program runs main, whose first act is to print its pid (read here
+# from a fifo).  From there on it calls work() and sleeps in a loop, so
+# that wherever an attach stops it, the next few instructions return to
+# main.  (The demo started in the background and attached at once was
+# taken, on a loaded machine, before it reached main: still the shell
+# before exec, or ld.so, which a 1-second capture of the ptrace backend,
+# some 10,000 instructions, never got out of, and "+main" was missing.)
 target_start() {
-	"${1:-./demo/demo}" 0 > /dev/null &
+	local fifo="$BATS_TEST_TMPDIR/target.fifo" line
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	"${1:-$W/loop}" > "$fifo" &
 	TPID=$!
 	export PID=$TPID
+	exec {TFD}< "$fifo"
+	read -r line <&"$TFD"
+	[ "$line" = "$TPID" ]
 }
 
 # The frames of the stack at the first trigger, from the text summary.
@@ -237,8 +254,8 @@ trigger_stack() {
 @test "README: a snapshot decodes on another host from its bundled files" {
 	cd "$W"
 	mkdir -p host/bin
-	cp demo/demo host/bin/demo
-	target_start host/bin/demo
+	cp "$W/loop" host/bin/loop
+	target_start host/bin/loop
 	readme 'mt-capture attach -p $PID --duration 1 -o prod.snap'
 	[ "$status" -eq 0 ]
 	kill -KILL "$TPID"
@@ -260,8 +277,8 @@ trigger_stack() {
 @test "README: --no-bundle, then mt-decode --root and mt-symbolize --root name the functions" {
 	cd "$W"
 	mkdir -p app/bin
-	cp demo/demo app/bin/demo
-	target_start app/bin/demo
+	cp "$W/loop" app/bin/loop
+	target_start app/bin/loop
 	readme 'mt-capture attach -p $PID --duration 1 --no-bundle -o thin.snap'
 	[ "$status" -eq 0 ]
 	kill -KILL "$TPID"
@@ -277,7 +294,7 @@ trigger_stack() {
 	[[ "$output" == *"+main "* ]]
 	# nothing bundled went into the cache: the program is not there, at
 	# most the vDSO image every snapshot carries is
-	id=$(readelf -n "target-copy$W/app/bin/demo" | awk '/Build ID/ { print $3 }')
+	id=$(readelf -n "target-copy$W/app/bin/loop" | awk '/Build ID/ { print $3 }')
 	[ -n "$id" ]
 	[ ! -e "$MT_CACHE_DIR/.build-id/${id:0:2}/${id:2}" ]
 	[ "$(find "$MT_CACHE_DIR" -type f | wc -l)" -le 1 ]
