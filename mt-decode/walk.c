@@ -12,7 +12,7 @@
 #include "walk.h"
 
 #define WALK_MAX_INSN	512	/* instructions per walk before chaining */
-#define WALK_READ	256	/* bytes read from the section at once */
+#define WALK_READ	512	/* bytes read from the section at once */
 #define WALK_FRONT	16384	/* entries in the direct-mapped front cache */
 
 struct walk_cache {
@@ -29,7 +29,14 @@ struct walk_cache {
 				 * walk index + 1, 0 empty */
 	uint32_t *slot;		/* hash: walk index + 1, 0 empty */
 	uint32_t nslot;		/* power of two */
-	uint8_t buf[WALK_READ];	/* code bytes being decoded */
+	/* Code bytes read last, kept for the next walks (walks start near
+	 * each other, and a read through the section cache takes its lock
+	 * and looks the section up): buf_have bytes of section buf_isid
+	 * from buf_base (buf_have 0: none). */
+	int buf_isid;
+	uint64_t buf_base;
+	size_t buf_have;
+	uint8_t buf[WALK_READ];
 };
 
 struct walk_cache *
@@ -157,8 +164,8 @@ walk_new_tr(struct walk_cache *wc)
 static int
 walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 {
-	uint64_t ip = w->ip, base = 0;
-	size_t have = 0;
+	uint64_t ip = w->ip, base = wc->buf_base;
+	size_t have = wc->buf_isid == w->isid ? wc->buf_have : 0;
 	struct ild_insn in;
 	int r, k, bits = walk_bits(mode);
 
@@ -169,14 +176,18 @@ walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 			w->cont = ip;
 			return 0;
 		}
+		/* 16 bytes past ip (an instruction has 15 at most), or a
+		 * read (what the section has) */
 		if (have == 0 || ip < base || ip - base >= have ||
 		    have - (ip - base) < 16) {
 			r = pt_iscache_read(wc->isc, wc->buf, sizeof(wc->buf),
 			    w->isid, ip);
+			wc->buf_have = 0;
 			if (r <= 0)
 				break;
-			base = ip;
-			have = (size_t)r;
+			base = wc->buf_base = ip;
+			have = wc->buf_have = (size_t)r;
+			wc->buf_isid = w->isid;
 		}
 		if (ild_decode(wc->buf + (ip - base), have - (size_t)(ip - base),
 		    ip, bits, &in) < 0)
