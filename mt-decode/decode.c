@@ -598,8 +598,8 @@ dec_walk(void *arg, const struct walk *w)
 	struct dec_run *r = b->r;
 	uint32_t k;
 
-	b->walks++;	/* counted into st by the caller, with icount */
-	dec_loop_reset(b);	/* its branch takes trace */
+	b->walks++;	/* counted into st by the caller, with icount;
+			 * its branch takes trace: dec_loop_reset there */
 	dec_enter(b, w->ip);
 	if (w->ntr > 0) {
 		const struct walk_tr *tr = walk_tr_array(r->wc) + w->tr;
@@ -1166,6 +1166,8 @@ dec_stretch(struct dec_buf *b, int st)
 			st = cfg_run(b->cfg, dec_walk, b);
 			b->r->st->blocks += b->walks - nw;
 			b->r->st->instructions += b->icount - ic;
+			if (b->walks != nw)
+				dec_loop_reset(b);
 			if (st != CFG_SLOW) {
 				if (b->r->prog != NULL &&
 				    mt_progress_due(&b->r->prog->p))
