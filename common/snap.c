@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -39,6 +41,15 @@ mt_snap_init(struct mt_snap *s)
 	s->minor = MT_SNAP_MINOR;
 }
 
+/* Does @p point into the mapping of mt_snap_map_fd()? */
+static int
+in_map(const struct mt_snap *s, const void *p)
+{
+	const uint8_t *q = p;
+
+	return s->map != NULL && q >= s->map && q < s->map + s->maplen;
+}
+
 void
 mt_snap_release(struct mt_snap *s)
 {
@@ -64,7 +75,8 @@ mt_snap_release(struct mt_snap *s)
 		free(s->mmaps[i].path);
 	free(s->mmaps);
 	for (i = 0; i < s->naux; i++)
-		free(s->aux[i].data);
+		if (!in_map(s, s->aux[i].data))
+			free(s->aux[i].data);
 	free(s->aux);
 	for (i = 0; i < s->nsideband; i++)
 		free(s->sideband[i].data);
@@ -74,18 +86,22 @@ mt_snap_release(struct mt_snap *s)
 	free(s->triggers);
 	for (i = 0; i < s->nblobs; i++) {
 		free(s->blobs[i].name);
-		free(s->blobs[i].data);
+		if (!in_map(s, s->blobs[i].data))
+			free(s->blobs[i].data);
 	}
 	free(s->blobs);
 	for (i = 0; i < s->nelfs; i++) {
 		free(s->elfs[i].path);
-		free(s->elfs[i].data);
+		if (!in_map(s, s->elfs[i].data))
+			free(s->elfs[i].data);
 	}
 	free(s->elfs);
 	for (i = 0; i < s->ntexts; i++)
 		free(s->texts[i].data);
 	free(s->texts);
 	free(s->chunks);
+	if (s->map != NULL)
+		munmap(s->map, s->maplen);
 	mt_snap_init(s);
 }
 
@@ -609,6 +625,7 @@ struct src {
 	int fd;
 	uint64_t off;		/* bytes consumed */
 	int eof;		/* fd input: a read returned 0 */
+	uint8_t *borrow;	/* mem, when payloads point into it */
 };
 
 /* Read exactly @n bytes into @p.  Returns 0, -MT_E_TRUNC or -MT_E_IO. */
@@ -657,6 +674,13 @@ read_payload(struct src *in, size_t len, uint8_t **pay)
 	uint8_t *p;
 	int rc;
 
+	if (in->borrow) {
+		if (len > in->memlen - in->off)
+			return -MT_E_TRUNC;
+		*pay = in->borrow + in->off;
+		in->off += len;
+		return 0;
+	}
 	cap = in->mem || len < (1u << 20) ? len : (1u << 20);
 	*pay = p = malloc(cap ? cap : 1);
 	if (p == NULL)
@@ -779,6 +803,27 @@ get_blob(struct mt_buf *b, uint8_t **out, uint64_t *len, uint8_t **pay)
 	}
 	*out = dupmem(p, n);
 	return *out ? 0 : -MT_E_NOMEM;
+}
+
+/*
+ * A blob's data as get_blob(), left in place when @s reads a mapping
+ * (mt_snap_map_fd(): the payload is part of s->map).
+ */
+static int
+get_data(struct mt_snap *s, struct mt_buf *b, uint8_t **out, uint64_t *len,
+    uint8_t **pay)
+{
+	uint64_t n;
+	const uint8_t *p;
+
+	if (s->map == NULL)
+		return get_blob(b, out, len, pay);
+	if (mt_buf_get_u64le(b, &n) < 0 || n > b->len ||
+	    mt_buf_get_bytes(b, (size_t)n, &p) < 0)
+		return -MT_E_CORRUPT;
+	*len = n;
+	*out = s->map + (p - s->map);
+	return 0;
 }
 
 static int
@@ -946,7 +991,7 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b,
 		GET(mt_buf_get_u32le(b, &d->flags));
 		GET(mt_buf_get_u64le(b, &d->ring_size));
 		GET(mt_buf_get_u64le(b, &d->head));
-		return get_blob(b, &d->data, &d->len, pay);
+		return get_data(s, b, &d->data, &d->len, pay);
 	}
 	case MT_SNAP_SIDEBAND: {
 		struct mt_snap_sideband *d = grow(&s->sideband, &s->nsideband,
@@ -983,7 +1028,7 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b,
 		GET(mt_buf_get_u64le(b, &d->addr));
 		GETA(get_str(b, &d->name));
 		GET(get_blob_time(b, &d->time));
-		return get_blob(b, &d->data, &d->len, pay);
+		return get_data(s, b, &d->data, &d->len, pay);
 	}
 	case MT_SNAP_ELF: {
 		struct mt_snap_elf *d = grow(&s->elfs, &s->nelfs, sizeof(*d));
@@ -992,7 +1037,7 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b,
 			return -MT_E_NOMEM;
 		GETA(get_buildid(b, d->build_id, &d->build_id_len));
 		GETA(get_str(b, &d->path));
-		return get_blob(b, &d->data, &d->len, pay);
+		return get_data(s, b, &d->data, &d->len, pay);
 	}
 	case MT_SNAP_TEXT: {
 		struct mt_snap_text *d = grow(&s->texts, &s->ntexts,
@@ -1181,7 +1226,7 @@ read_all(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 			}
 			s->skipped++;
 		} else {
-			rc = parse_chunk(s, type, &b, &pay);
+			rc = parse_chunk(s, type, &b, in->borrow ? NULL : &pay);
 			if (rc < 0) {
 				rc = diag(d, rc, start, type,
 				    rc == -MT_E_NOMEM ? "out of memory in %s "
@@ -1191,13 +1236,15 @@ read_all(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 				goto out;
 			}
 		}
-		free(pay);
+		if (!in->borrow)
+			free(pay);
 		pay = NULL;
 	}
 ioerr:
 	rc = read_error(d, in);
 out:
-	free(pay);
+	if (!in->borrow)
+		free(pay);
 	return rc;
 }
 
@@ -1206,6 +1253,29 @@ mt_snap_read_fd(struct mt_snap *s, int fd, struct mt_snap_diag *d)
 {
 	struct src in = { .fd = fd };
 
+	return read_all(&in, s, d);
+}
+
+int
+mt_snap_map_fd(struct mt_snap *s, int fd, struct mt_snap_diag *d)
+{
+	struct src in = { 0 };
+	struct stat sb;
+	void *m;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
+	    (uint64_t)sb.st_size > SIZE_MAX)
+		return mt_snap_read_fd(s, fd, d);
+	/* Populated: one call instead of a page fault per 64 KiB; written
+	 * pages (none today) would be the process's own copies. */
+	m = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (m == MAP_FAILED)
+		return mt_snap_read_fd(s, fd, d);
+	s->map = m;
+	s->maplen = (size_t)sb.st_size;
+	in.mem = in.borrow = m;
+	in.memlen = s->maplen;
 	return read_all(&in, s, d);
 }
 

@@ -233,6 +233,10 @@ struct mt_snap {
 	struct mt_snap_text *texts;		size_t ntexts;
 	struct mt_snap_chunkinfo *chunks;	size_t nchunks; /* read only */
 	uint64_t skipped;	/* unknown optional chunks skipped by read */
+	/* mt_snap_map_fd(): the file's private mapping, which the AUX,
+	 * BLOB and ELF data point into (not freed one by one); owned */
+	uint8_t *map;
+	size_t maplen;
 };
 
 /* Where and why reading failed. */
@@ -257,6 +261,16 @@ int mt_snap_read_fd(struct mt_snap *s, int fd, struct mt_snap_diag *d);
 /* The same over bytes in memory (not kept after return). */
 int mt_snap_read_mem(struct mt_snap *s, const void *p, size_t len,
     struct mt_snap_diag *d);
+/*
+ * The same as mt_snap_read_fd() for a regular file, without copying the
+ * large payloads: the file is mapped (private, writable, populated in
+ * one call) and the AUX, BLOB and ELF data of @s point into the mapping,
+ * which mt_snap_release() unmaps; those data then have no NUL after
+ * them (the other chunk types are copied as by mt_snap_read_fd()).  A
+ * file that cannot be mapped (a pipe, an empty file) is read instead.
+ * The file must not shrink while @s holds it.
+ */
+int mt_snap_map_fd(struct mt_snap *s, int fd, struct mt_snap_diag *d);
 
 /*
  * Write @s to @fd front to back: header, META, HOST, PTCFG, TIMECONV,

@@ -192,14 +192,15 @@ run(struct main_opts *o, struct mt_snap *s)
 }
 
 /*
- * Read the snapshot on @fd.  Reads, not a mapping: a mapped file counts in
- * the peak RSS on top of the copies the reader keeps (2.3x the snapshot
- * instead of 1.25x, bench/RESULTS.md), and a chunk costs three reads.
+ * Read the snapshot on @fd: a file is mapped and its trace and code are
+ * used in place (no copy: the mapping is the only time they are in
+ * memory, and one populating mmap costs less than the page faults of
+ * the copies: 0.7 ms of mruby's 15, bench/RESULTS.md); a pipe is read.
  */
 static int
 read_snapshot(int fd, struct mt_snap *s, struct mt_snap_diag *d)
 {
-	return mt_snap_read_fd(s, fd, d);
+	return mt_snap_map_fd(s, fd, d);
 }
 
 /* SIGINT, SIGTERM, SIGHUP: remove the unfinished output, die by the signal */

@@ -364,6 +364,139 @@ reads_from_a_pipe(void)
 	mt_snap_release(&s);
 }
 
+/* A temporary file holding @len bytes of @p, its fd (unlinked), or -1. */
+static int
+tmp_file(const uint8_t *p, size_t len)
+{
+	char path[] = "/tmp/mt-test-snap-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (write(fd, p, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * mt_snap_map_fd(): a file is mapped and AUX, BLOB and ELF data point
+ * into the mapping (not copies), every field as mt_snap_read_fd() reads
+ * it; a truncated or damaged file fails as from memory, at the same
+ * offset; a pipe is read (no mapping).  Freeing is checked by the
+ * sanitizer build (a data pointer into the mapping passed to free()).
+ */
+static void
+map_fd_uses_the_file_in_place(void)
+{
+	struct mt_snap s, r, m;
+	struct mt_snap_diag d, dm;
+	uint8_t *p;
+	size_t len, i;
+	int fd, fds[2], bad = 0;
+	pid_t pid;
+
+	mt_snap_init(&s);
+	fill(&s);
+	p = to_bytes(&s, &len);
+	CHECK(p != NULL);
+	fd = p ? tmp_file(p, len) : -1;
+	CHECK(fd >= 0);
+	mt_snap_init(&r);
+	mt_snap_init(&m);
+	CHECK(mt_snap_read_mem(&r, p, len, &d) == 0);
+	CHECK(mt_snap_map_fd(&m, fd, &dm) == 0);
+	CHECK(m.map != NULL && m.maplen == len);
+	CHECK(m.naux == 1 && m.aux[0].data >= m.map &&
+	    m.aux[0].data + m.aux[0].len <= m.map + len);
+	CHECK(m.nblobs == 1 && m.blobs[0].data >= m.map &&
+	    m.blobs[0].data + m.blobs[0].len <= m.map + len);
+	CHECK(m.nelfs == 1 && m.elfs[0].data >= m.map &&
+	    m.elfs[0].data + m.elfs[0].len <= m.map + len);
+	/* the other chunk types are copies, as from a pipe */
+	CHECK(m.nsideband == 1 && (m.sideband[0].data < m.map ||
+	    m.sideband[0].data >= m.map + len));
+	CHECK(m.naux == r.naux && m.aux[0].len == r.aux[0].len &&
+	    memcmp(m.aux[0].data, r.aux[0].data, r.aux[0].len) == 0 &&
+	    m.aux[0].flags == r.aux[0].flags && m.aux[0].head == r.aux[0].head);
+	CHECK(m.blobs[0].len == r.blobs[0].len && memcmp(m.blobs[0].data,
+	    r.blobs[0].data, r.blobs[0].len) == 0 &&
+	    m.blobs[0].time == r.blobs[0].time &&
+	    m.blobs[0].addr == r.blobs[0].addr);
+	CHECK(m.elfs[0].len == r.elfs[0].len &&
+	    memcmp(m.elfs[0].data, r.elfs[0].data, r.elfs[0].len) == 0);
+	CHECK(m.nsideband == r.nsideband && m.sideband[0].len ==
+	    r.sideband[0].len && memcmp(m.sideband[0].data,
+	    r.sideband[0].data, r.sideband[0].len) == 0);
+	CHECK(m.ntexts == 1 && m.ntexts == r.ntexts);
+	CHECK_STR(m.ntexts ? m.texts[0].data : NULL, "1000 10 jit");
+	CHECK_EQ_U64(m.nchunks, r.nchunks);
+	mt_snap_release(&m);
+	mt_snap_release(&r);
+	CHECK(m.map == NULL);
+	if (fd >= 0)
+		close(fd);
+	/* cut short at every offset, and one byte changed in each chunk */
+	for (i = 1; p && i < len; i++) {
+		int rc, rcm;
+
+		fd = tmp_file(p, i);
+		if (fd < 0) {
+			bad++;
+			break;
+		}
+		mt_snap_init(&r);
+		mt_snap_init(&m);
+		memset(&d, 0, sizeof(d));
+		memset(&dm, 0, sizeof(dm));
+		rc = mt_snap_read_mem(&r, p, i, &d);
+		rcm = mt_snap_map_fd(&m, fd, &dm);
+		if (rc != rcm || rcm == 0 || d.off != dm.off ||
+		    strcmp(d.msg, dm.msg) != 0)
+			bad++;
+		mt_snap_release(&m);
+		mt_snap_release(&r);
+		close(fd);
+	}
+	CHECK_EQ_U64(bad, 0);
+	for (i = 0; p && i < len; i += 7) {
+		int rc, rcm;
+
+		p[i] ^= 0x40;
+		fd = tmp_file(p, len);
+		mt_snap_init(&r);
+		mt_snap_init(&m);
+		rc = mt_snap_read_mem(&r, p, len, &d);
+		rcm = fd >= 0 ? mt_snap_map_fd(&m, fd, &dm) : 1;
+		if (rc != rcm || rcm == 0 || d.off != dm.off)
+			bad++;
+		mt_snap_release(&m);
+		mt_snap_release(&r);
+		if (fd >= 0)
+			close(fd);
+		p[i] ^= 0x40;
+	}
+	CHECK_EQ_U64(bad, 0);
+	/* a pipe: read, nothing mapped */
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(mt_snap_write_fd(&s, fds[1]) == 0 ? 0 : 1);
+	}
+	close(fds[1]);
+	mt_snap_init(&m);
+	CHECK(mt_snap_map_fd(&m, fds[0], &dm) == 0);
+	CHECK(m.map == NULL && m.naux == 1 && m.aux[0].len == 6);
+	close(fds[0]);
+	waitpid(pid, NULL, 0);
+	mt_snap_release(&m);
+	mt_snap_release(&s);
+	free(p);
+}
+
 /*
  * Large blobs (AUX, ELF, TEXT) take over the chunk's payload buffer instead
  * of being copied: the bytes, the NUL after them and the chunks around them
@@ -557,6 +690,7 @@ main(void)
 	TEST(reads_from_a_pipe);
 	TEST(huge_length_from_a_pipe_is_truncation_not_allocation);
 	TEST(large_blobs_roundtrip);
+	TEST(map_fd_uses_the_file_in_place);
 	TEST(blob_time_absent_present_and_extended);
 	return tap_done();
 }
