@@ -67,10 +67,10 @@ struct addr_slot {
 	uint32_t loc;		/* 0: empty slot */
 };
 
+/* 16 bytes: the hash is computed again when the table grows */
 struct str_slot {
 	char *key;		/* owned; NULL: empty */
-	size_t len;		/* key bytes (may hold NULs) */
-	uint64_t hash;
+	uint32_t len;		/* key bytes (may hold NULs) */
 	uint32_t id;
 };
 
@@ -89,6 +89,7 @@ struct sym_res {
 	struct addr_slot *cache;	/* owned */
 	size_t cache_cap, cache_n;
 	struct strtab fns, files;
+	struct strtab dsonames;	/* paths in fns keys, by id: not emitted */
 	uint32_t next_loc;	/* last loc id given */
 	struct sym_res_stats st;
 };
@@ -125,6 +126,8 @@ strtab_intern(struct strtab *t, const char *key, size_t len, int *isnew)
 	size_t i;
 
 	*isnew = 0;
+	if (len > UINT32_MAX)
+		return 0;
 	if (2 * (t->n + 1) > t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 1024, j;
 		struct str_slot *v = calloc(cap, sizeof(*v));
@@ -134,7 +137,8 @@ strtab_intern(struct strtab *t, const char *key, size_t len, int *isnew)
 		for (j = 0; j < t->cap; j++) {
 			if (t->v[j].key == NULL)
 				continue;
-			for (i = t->v[j].hash & (cap - 1); v[i].key != NULL;
+			for (i = hash_bytes(t->v[j].key, t->v[j].len) &
+			    (cap - 1); v[i].key != NULL;
 			    i = (i + 1) & (cap - 1))
 				;
 			v[i] = t->v[j];
@@ -145,7 +149,7 @@ strtab_intern(struct strtab *t, const char *key, size_t len, int *isnew)
 	}
 	for (i = h & (t->cap - 1); t->v[i].key != NULL;
 	    i = (i + 1) & (t->cap - 1)) {
-		if (t->v[i].hash == h && t->v[i].len == len &&
+		if (t->v[i].len == len &&
 		    memcmp(t->v[i].key, key, len) == 0)
 			return t->v[i].id;
 	}
@@ -154,8 +158,7 @@ strtab_intern(struct strtab *t, const char *key, size_t len, int *isnew)
 		return 0;
 	memcpy(t->v[i].key, key, len);
 	t->v[i].key[len] = '\0';
-	t->v[i].len = len;
-	t->v[i].hash = h;
+	t->v[i].len = (uint32_t)len;
 	t->v[i].id = (uint32_t)++t->n;
 	*isnew = 1;
 	return t->v[i].id;
@@ -211,6 +214,7 @@ sym_res_free(struct sym_res *r)
 	free(r->cache);
 	strtab_release(&r->fns);
 	strtab_release(&r->files);
+	strtab_release(&r->dsonames);
 	free(r);
 }
 
@@ -439,8 +443,9 @@ intern_fn(struct sym_res *r, const char *dso, const struct rframe *f,
 {
 	char unknown[64 + 4096], *dem = NULL, *key;
 	const char *name = f->name;
-	size_t dl, nl, len;
+	size_t nl, len;
 	uint64_t start = f->start;
+	uint32_t dsoid;
 	int isnew, rc = 0;
 	struct mt_ev ev;
 
@@ -458,17 +463,20 @@ intern_fn(struct sym_res *r, const char *dso, const struct rframe *f,
 	} else if (r->o->demangle && (dem = sym_demangle(name, 1)) != NULL) {
 		name = dem;
 	}
-	dl = strlen(dso);
+	/* The key: (the DSO's path, start, name), the path by its id, so
+	 * that a trace's thousands of unnamed addresses in one long path
+	 * do not each hold a copy of it. */
+	dsoid = strtab_intern(&r->dsonames, dso, strlen(dso), &isnew);
 	nl = strlen(name);
-	len = dl + 1 + sizeof(start) + nl;
-	key = malloc(len);
+	len = sizeof(dsoid) + sizeof(start) + nl;
+	key = dsoid != 0 ? malloc(len) : NULL;
 	if (key == NULL) {
 		free(dem);
 		return -MT_E_NOMEM;
 	}
-	memcpy(key, dso, dl + 1);
-	memcpy(key + dl + 1, &start, sizeof(start));
-	memcpy(key + dl + 1 + sizeof(start), name, nl);
+	memcpy(key, &dsoid, sizeof(dsoid));
+	memcpy(key + sizeof(dsoid), &start, sizeof(start));
+	memcpy(key + sizeof(dsoid) + sizeof(start), name, nl);
 	*id = strtab_intern(&r->fns, key, len, &isnew);
 	free(key);
 	if (*id == 0)
