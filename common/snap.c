@@ -700,6 +700,25 @@ read_payload(struct src *in, size_t len, uint8_t **pay)
 	}
 }
 
+/*
+ * A mapped file (mt_snap_map_fd): once a chunk is checked and parsed,
+ * unmap its pages from [@start, in->off) (whole pages; the file's data
+ * stays in the page cache), so that only the pages used later (the
+ * trace as it is decoded) count in the process's memory, not every
+ * page the checksum read.  A page read again is mapped again.
+ */
+static void
+drop_pages(const struct src *in, uint64_t start)
+{
+	uintptr_t a = (uintptr_t)in->borrow + (uintptr_t)start;
+	uintptr_t b = (uintptr_t)in->borrow + (uintptr_t)in->off;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	a &= ~(pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 /* Can @n more bytes possibly exist?  Memory knows; a pipe gets a limit. */
 static int
 src_room(const struct src *in, uint64_t n)
@@ -1238,6 +1257,8 @@ read_all(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 		}
 		if (!in->borrow)
 			free(pay);
+		else
+			drop_pages(in, start);
 		pay = NULL;
 	}
 ioerr:
@@ -1266,9 +1287,9 @@ mt_snap_map_fd(struct mt_snap *s, int fd, struct mt_snap_diag *d)
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
 	    (uint64_t)sb.st_size > SIZE_MAX)
 		return mt_snap_read_fd(s, fd, d);
-	/* Populated: one call instead of a page fault per 64 KiB; written
-	 * pages (none today) would be the process's own copies. */
-	m = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE,
+	/* Populated: one call instead of a page fault per 64 KiB.
+	 * Read-only: the pages stay the page cache's, not copies. */
+	m = mmap(NULL, (size_t)sb.st_size, PROT_READ,
 	    MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (m == MAP_FAILED)
 		return mt_snap_read_fd(s, fd, d);

@@ -193,9 +193,10 @@ run(struct main_opts *o, struct mt_snap *s)
 
 /*
  * Read the snapshot on @fd: a file is mapped and its trace and code are
- * used in place (no copy: the mapping is the only time they are in
- * memory, and one populating mmap costs less than the page faults of
- * the copies: 0.7 ms of mruby's 15, bench/RESULTS.md); a pipe is read.
+ * used in place, each chunk's pages unmapped once checked (no copy: one
+ * populating mmap costs less than the page faults of the copies, and
+ * only the pages used again count in the peak RSS, bench/RESULTS.md);
+ * a pipe is read.
  */
 static int
 read_snapshot(int fd, struct mt_snap *s, struct mt_snap_diag *d)
