@@ -1658,7 +1658,7 @@ setup_triggers(struct mt_cap *c)
 	char msg[PATH_MAX + 256];
 	pid_t tids[4096];
 	size_t i, n = 0;
-	int rc, k;
+	int rc, k, inherit;
 
 	for (i = 0; i < c->o->ntriggers; i++) {
 		rc = mt_trig_resolve(c->o->triggers[i],
@@ -1697,9 +1697,15 @@ setup_triggers(struct mt_cap *c)
 		if ((k = mt_proc_threads(c->targets[i], tids + n,
 		    4096 - n)) > 0)
 			n += (size_t)k;
+	/*
+	 * Live PT with per-thread buffers follows no child process: its
+	 * trigger events would keep the breakpoint in a child, which would
+	 * trap at every hit, its hits dropped (docs/capture.md).
+	 */
+	inherit = !c->ops->trig_forks ? 0 : c->ops == &mt_cap_backend_pt &&
+	    !c->ptcfg.per_cpu ? MT_TRIG_INHERIT_THREADS : MT_TRIG_INHERIT;
 	rc = mt_trig_open(&c->trig, c->sites, c->nsites, c->o->sysfs_root,
-	    c->ops->trig_threads ? tids : NULL, n, c->ops->trig_forks, msg,
-	    sizeof(msg));
+	    c->ops->trig_threads ? tids : NULL, n, inherit, msg, sizeof(msg));
 	if (rc < 0)
 		warnx("%s", msg);
 	else if (c->o->verbose)

@@ -3,10 +3,14 @@
  * Test target for triggers in new threads and child processes: "thread"
  * starts a thread whose first call is hit(), "fork" forks a child whose
  * first call is hit(); the main thread never calls hit().  Both then
- * wait 300 ms (for the capture to read the hit) and exit.
+ * wait 300 ms (for the capture to read the hit) and exit.  "forkmany
+ * FIFO" forks a child that calls hit() 100 times and exits, prints
+ * "done" once it is reaped, and exits when a byte arrives on FIFO.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,7 +33,8 @@ main(int argc, char **argv)
 {
 	pthread_t th;
 	pid_t pid;
-	int st;
+	int st, i, fd;
+	char b;
 
 	if (argc > 1 && strcmp(argv[1], "thread") == 0) {
 		if (pthread_create(&th, NULL, thread_main, (void *)1) != 0)
@@ -41,6 +46,22 @@ main(int argc, char **argv)
 		if (pid == 0)
 			_exit(hit(2) == 11 ? 0 : 1);
 		waitpid(pid, &st, 0);
+	} else if (argc > 2 && strcmp(argv[1], "forkmany") == 0) {
+		if ((pid = fork()) < 0)
+			return 1;
+		if (pid == 0) {
+			for (i = 0, st = 0; i < 100; i++)
+				st += hit(i);
+			_exit(st == 24850 ? 0 : 1);
+		}
+		if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0)
+			return 1;
+		printf("done\n");
+		fflush(stdout);
+		if ((fd = open(argv[2], O_RDONLY)) < 0 || read(fd, &b, 1) != 1)
+			return 1;
+		return 0;
 	} else {
 		return 2;
 	}

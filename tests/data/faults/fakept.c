@@ -19,7 +19,8 @@
  *                        leader has no AUX) and logged.
  *   FAKEPT_KERNEL=M.m    refuse with EINVAL what kernels before M.m refuse:
  *                        attr.build_id (5.12), aux_action (6.13),
- *                        text_poke (5.9), ksymbol and bpf_event (5.1).
+ *                        text_poke (5.9), ksymbol and bpf_event (5.1),
+ *                        inherit_thread (5.13).
  *   FAKEPT_OPEN_ERRNO=E  opening a PT event fails with errno E.
  *   FAKEPT_MMAP_ERRNO=E  the data-ring mmap of a PT event fails with E.
  *   FAKEPT_AUX_ERRNO=E   the AUX mmap fails with E.
@@ -149,16 +150,17 @@ fake_open(long (*real)(long, ...), struct perf_event_attr *ua, long pid,
 	tlog("open %s type=%u config=0x%llx pid=%ld cpu=%ld group=%ld "
 	    "size=%u build_id=%u aux_action=%u inherit=%u enable_on_exec=%u "
 	    "disabled=%u exclude_kernel=%u context_switch=%u text_poke=%u "
-	    "ksymbol=%u bpf_event=%u\n",
+	    "ksymbol=%u bpf_event=%u inherit_thread=%u\n",
 	    is_pt ? "pt" : is_up ? "uprobe" : "other", a.type,
 	    (unsigned long long)a.config, pid, cpu, group, ua->size,
 	    a.build_id, aux_action, a.inherit, a.enable_on_exec, a.disabled,
 	    a.exclude_kernel, a.context_switch, a.text_poke, a.ksymbol,
-	    a.bpf_event);
+	    a.bpf_event, a.inherit_thread);
 	if ((a.build_id && older_than(5, 12)) ||
 	    (aux_action != 0 && older_than(6, 13)) ||
 	    (a.text_poke && older_than(5, 9)) ||
-	    ((a.ksymbol || a.bpf_event) && older_than(5, 1))) {
+	    ((a.ksymbol || a.bpf_event) && older_than(5, 1)) ||
+	    (a.inherit_thread && older_than(5, 13))) {
 		tlog("refused EINVAL\n");
 		errno = EINVAL;
 		return -1;
