@@ -624,15 +624,10 @@ mt_pd_read_fd(struct mt_pd *pd, int fd, uint64_t limit,
 	}
 	for (;;) {
 		if (len == cap) {
-			if (cap > limit) {
-				free(buf);
-				if (d != NULL)
-					snprintf(d->msg, sizeof(d->msg),
-					    "input larger than %llu bytes",
-					    (unsigned long long)limit);
-				return -MT_E_LIMIT;
-			}
+			/* len <= limit here: one byte past it is enough */
 			cap = cap ? cap * 2 : 1 << 20;
+			if (limit < SIZE_MAX && cap > limit + 1)
+				cap = (size_t)limit + 1;
 			nb = realloc(buf, cap);
 			if (nb == NULL) {
 				free(buf);

@@ -586,6 +586,15 @@ read_fd_file_and_pipe(void)
 	check_synth(&pd, 1);
 	mt_pd_release(&pd);
 	close(p[0]);
+	/* A pipe longer than the limit: refused, saying the limit. */
+	CHECK(pipe(p) == 0);
+	CHECK(write(p[1], f.p, f.len) == (ssize_t)f.len);
+	close(p[1]);
+	mt_pd_init(&pd);
+	CHECK(mt_pd_read_fd(&pd, p[0], 100, &d) == -MT_E_LIMIT);
+	CHECK_STR(d.msg, "input larger than 100 bytes");
+	mt_pd_release(&pd);
+	close(p[0]);
 	mt_wbuf_release(&f);
 }
 
