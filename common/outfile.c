@@ -128,6 +128,16 @@ mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode,
 	return 0;
 }
 
+/* Drop the names of @o, its temporary file done with (renamed or gone). */
+static void
+forget(struct mt_outfile *o)
+{
+	pending_del(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+}
+
 int
 mt_outfile_commit(struct mt_outfile *o)
 {
@@ -151,10 +161,7 @@ mt_outfile_commit(struct mt_outfile *o)
 	e = errno;
 	if (rc < 0)
 		unlink(o->tmp);
-	pending_del(o->tmp);
-	free(o->tmp);
-	free(o->path);
-	o->tmp = o->path = NULL;
+	forget(o);
 	errno = e;
 	return rc;
 }
@@ -169,9 +176,6 @@ mt_outfile_abort(struct mt_outfile *o)
 	o->fd = -1;
 	if (o->tmp != NULL)
 		unlink(o->tmp);
-	pending_del(o->tmp);
-	free(o->tmp);
-	free(o->path);
-	o->tmp = o->path = NULL;
+	forget(o);
 	errno = e;
 }
