@@ -9,6 +9,7 @@
  * first other character, 0 when there are none.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +135,11 @@ sym_a2l_run(const struct sym_a2l_opts *o, const struct sym_dso_opts *dopts,
 		free(line);
 	}
 	sym_dso_free(d);
-	if (fflush(out) != 0 || ferror(out))
+	errno = 0;
+	if (fflush(out) != 0 || ferror(out)) {
+		if (errno == 0)
+			errno = EIO;	/* failed in an earlier flush */
 		return -MT_E_IO;
+	}
 	return 0;
 }

@@ -34,7 +34,7 @@ struct sym_a2l_opts {
  * @out.  Returns 0.
  * Returns -MT_E_NOTFOUND when o->exe cannot be read, with the reason in
  * @msg (@msglen bytes); nothing is printed then.
- * Returns -MT_E_IO when writing fails, -MT_E_NOMEM.
+ * Returns -MT_E_IO (errno set) when writing fails, -MT_E_NOMEM.
  */
 int sym_a2l_run(const struct sym_a2l_opts *o, const struct sym_dso_opts *d,
     char *const *addrs, int naddrs, FILE *in, FILE *out, char *msg,

@@ -223,8 +223,10 @@ main(int argc, char **argv)
 		    sizeof(msg));
 		if (rc == -MT_E_NOTFOUND)
 			say("%s", msg);
+		else if (rc == -MT_E_IO)
+			say("cannot write '-': %s", strerror(errno));
 		else if (rc < 0)
-			say("writing output: %s", mt_strerror(rc));
+			say("%s", mt_strerror(rc));
 		return rc < 0;
 	}
 	if (argc > 1) {

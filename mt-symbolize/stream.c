@@ -545,8 +545,8 @@ out:
 	}
 	if (rc < 0 && msg[0] == '\0') {
 		if (rc == -MT_E_IO)
-			fail(msg, msglen, rc, "writing '%s': %s", strcmp(o->out,
-			    "-") ? o->out : "<stdout>", strerror(errno));
+			fail(msg, msglen, rc, "cannot write '%s': %s", o->out,
+			    strerror(errno));
 		else
 			fail(msg, msglen, rc, "%s", mt_strerror(rc));
 	}

@@ -119,3 +119,9 @@ same_output() {
 		[ "$status" -eq 0 ]
 	fi
 }
+
+@test "mt-symbolize -e: standard output on a full device exits 1 with the reason" {
+	run bash -c 'mt-symbolize -e "$1" -f 0x26000 > /dev/full' _ "$LIBC"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-symbolize: cannot write '-': No space left on device" ]
+}

@@ -32,7 +32,7 @@ teardown() {
 	device_node "$BATS_TEST_TMPDIR/full"
 	run mt-symbolize -q -o "$BATS_TEST_TMPDIR/full" "$E"
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-symbolize: writing '$BATS_TEST_TMPDIR/full': No space left on device" ]
+	[ "$output" = "mt-symbolize: cannot write '$BATS_TEST_TMPDIR/full': No space left on device" ]
 	[ -c "$BATS_TEST_TMPDIR/full" ]
 	run ls "$BATS_TEST_TMPDIR"
 	[ "$output" = "full" ]
@@ -41,14 +41,14 @@ teardown() {
 @test "mt-symbolize: standard output on a full device exits 1 with the reason" {
 	run bash -c 'mt-symbolize -q "$1" > /dev/full' _ "$E"
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-symbolize: writing '<stdout>': No space left on device" ]
+	[ "$output" = "mt-symbolize: cannot write '-': No space left on device" ]
 }
 
 @test "mt-symbolize: a disk that fills up exits 1, and nothing is left under the output name" {
 	tiny_fs "$M" 64k
 	run mt-symbolize -q -o "$M/out.ev" "$E"
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-symbolize: writing '$M/out.ev': No space left on device" ]
+	[ "$output" = "mt-symbolize: cannot write '$M/out.ev': No space left on device" ]
 	run ls -A "$M"
 	[ "$output" = "" ]
 }
