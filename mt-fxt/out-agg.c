@@ -348,6 +348,35 @@ self_time(const struct agg *a, uint32_t x)
 	return a->n[x].total > kids ? a->n[x].total - kids : 0;
 }
 
+/*
+ * Copy @n bytes of a name from @p to @q, a control character (and with
+ * @folded, ';', the folded separator) as '_': one line per stack or per
+ * function, whatever a hostile binary's symbols hold.
+ */
+static void
+clean(char *q, const char *p, size_t n, int folded)
+{
+	size_t m;
+
+	for (m = 0; m < n; m++)
+		q[m] = (uint8_t)p[m] < 0x20 || p[m] == 0x7f ||
+		    (folded && p[m] == ';') ? '_' : p[m];
+}
+
+/* Write @n bytes of a name from @p to @s, control characters as '_'. */
+static void
+put_name(struct sink *s, const char *p, size_t n)
+{
+	char b[256];
+	size_t k;
+
+	for (; n > 0; p += k, n -= k) {
+		k = n < sizeof(b) ? n : sizeof(b);
+		clean(b, p, k, 0);
+		sink_write(s, b, k);
+	}
+}
+
 static char *
 thread_label(struct agg *a, const struct sym_thread *t, size_t *lenp)
 {
@@ -359,6 +388,7 @@ thread_label(struct agg *a, const struct sym_thread *t, size_t *lenp)
 		return NULL;
 	*lenp = (size_t)snprintf(b, clen + 32, "%.*s%s[tid=%" PRIu32 "]",
 	    (int)clen, c, clen ? " " : "", t->tid);
+	clean(b, b, clen, 1);
 	return b;
 }
 
@@ -431,13 +461,12 @@ print_folded(struct agg *a)
 		free(lbl);
 		q = s + tl;
 		for (k = np; k-- > 0;) {
-			size_t l, m;
+			size_t l;
 			const char *p = sym_str(a->o->sym, path[k], &l);
 
 			*q++ = ';';
-			for (m = 0; m < l; m++)
-				*q++ = (p[m] == ';' || (uint8_t)p[m] < 0x20) ?
-				    '_' : p[m];
+			clean(q, p, l, 1);
+			q += l;
 		}
 		*q = '\0';
 		if (fxt_grow((void **)&lines, &capl, nl + 1,
@@ -580,7 +609,7 @@ print_top(struct agg *a, struct fnstat *v, uint32_t n, int by_self)
 
 		sink_printf(s, "%14" PRIu64 " %14" PRIu64 " %10" PRIu64 "  ",
 		    v[i].self, v[i].incl, v[i].calls);
-		sink_write(s, p, l > 200 ? 200 : l);
+		put_name(s, p, l > 200 ? 200 : l);
 		sink_puts(s, "\n");
 	}
 }
@@ -598,7 +627,7 @@ print_trigger(struct agg *a, const struct trig *tr, uint32_t k)
 	sink_printf(s, "\ntrigger %" PRIu32 " at %" PRIu64 " ns on %s: ",
 	    k + 1, tr->ts, lbl ? lbl : "?");
 	free(lbl);
-	sink_write(s, w, l);
+	put_name(s, w, l);
 	sink_puts(s, "\n");
 	for (y = x; y != NONE && a->n[y].parent != NONE; y = a->n[y].parent) {
 		if (a->n[y].name == 0)
@@ -613,7 +642,7 @@ print_trigger(struct agg *a, const struct trig *tr, uint32_t k)
 		const char *p = sym_str(a->o->sym, path[np], &l);
 
 		sink_puts(s, "  ");
-		sink_write(s, p, l);
+		put_name(s, p, l);
 		sink_puts(s, "\n");
 	}
 	free(path);

@@ -55,3 +55,20 @@ RND="$MT_ROOT/tests/helpers/gen-random-events"
 		fi
 	done
 }
+
+@test "mt-fxt: newlines and ';' in names cannot break folded or summary lines" {
+	printf '%s\n' 'mt-events 1.0' 'info symbolized 1' 'proc 1 p ./p' \
+	    'thread 1 1 t%0ax;y' 'fn 1 0x1000 /p a%0ab;c%20d%7f' 'file 1 /x.c' \
+	    'loc 1 0x1000 1:1:3' 'call 1 1 0x1000 0x1000 @1 @1' \
+	    'trigger 2 1 0x1000 w%0dz' 'end 5 1' > "$BATS_TEST_TMPDIR/ctl.ev"
+	run mt-fxt -F folded "$BATS_TEST_TMPDIR/ctl.ev"
+	[ "$status" -eq 0 ]
+	[ "$output" = "t_x_y [tid=1];a_b_c d_;a_b_c d_ 4" ]
+	run mt-fxt -F summary "$BATS_TEST_TMPDIR/ctl.ev"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "trigger 1 at 2 ns on t_x_y [tid=1]: w_z" ]
+	[ "${lines[2]}" = "  a_b;c d_" ]
+	[ "${lines[3]}" = "  a_b;c d_" ]
+	[ "${lines[6]}" = "             4              4          2  a_b;c d_" ]
+	[ "${#lines[@]}" -eq 10 ]
+}
