@@ -279,6 +279,17 @@ retstack_clear(struct mt_emu_pt *pt)
 /*
  * PSB+: PSB, TSC, TMA (with MTC), CBR, MODE.Exec, FUP(@ip) while packets
  * are enabled, PSBEND.  The last IP and the return stack start afresh.
+ *
+ * After the first, a CYC with every cycle since the last CYC comes
+ * before it (and the MTC of a period begun since): libipt's calibration
+ * does not start afresh at a PSB+ (pt_tcal keeps the last MTC and the
+ * cycles counted since), so the first MTC after this one is compared
+ * with the last before it, and cycles left out here (a clock that jumped
+ * over a system call, other threads' instructions, the time of a new
+ * JIT version) would make libipt take a cycle for more than one tick:
+ * in the next MTC period it dated packets thousands of ticks after
+ * their time, and mt-decode decoded the old JIT code a thread was still
+ * running against a version written after it (docs/emulate.md).
  */
 static int
 put_psb(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
@@ -290,6 +301,8 @@ put_psb(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	rc = flush_tnt(pt);
 	if (rc < 0)
 		return rc;
+	if (pt->started)
+		put_cyc(pt, tsc);
 	at = pt->bytes + pt->nscratch;
 	rc = put_simple(pt, ppt_psb);
 	if (rc < 0)
@@ -429,9 +442,6 @@ mt_emu_pt_enable(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 	gap = pt->mtc_on ? (ctc_of(tsc) >> pt->mtc_freq) - pt->mtc_last : 0;
 	if (!pt->started || pt->psb_next || gap >= 128 ||
 	    pt->bytes + pt->nscratch >= pt->psb_due) {
-		/* After mt_emu_pt_sync: as there, the cycles first. */
-		if (pt->psb_next)
-			put_cyc(pt, tsc);
 		pt->enabled = 0;
 		if ((rc = put_psb(pt, ip, tsc)) < 0)
 			return rc;
@@ -567,14 +577,8 @@ mt_emu_pt_sync(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc)
 		pt->psb_next = 1;
 		return drain(pt);
 	}
-	/*
-	 * The clock may have jumped (the caller moved it up to another
-	 * thread's): a CYC says those cycles passed, or libipt's CYC
-	 * calibration (cycles counted between two MTCs against their CTC
-	 * difference) would take a cycle for more than one tick and date
-	 * the packets after it too late.
-	 */
-	put_cyc(pt, pt->tsc_last);
+	/* The clock may have jumped (the caller moved it up to another
+	 * thread's): put_psb's CYC says those cycles passed. */
 	if ((rc = put_psb(pt, ip, pt->tsc_last)) < 0)
 		return rc;
 	return drain(pt);

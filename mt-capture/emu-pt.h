@@ -129,7 +129,9 @@ void mt_emu_pt_release(struct mt_emu_pt *pt);
  */
 
 /* Tracing (re)starts at @ip: PSB+ first if none was written yet (or the
- * clock moved too far for MTC to follow), then TIP.PGE(@ip). */
+ * clock moved too far for MTC to follow, or one is due by the byte
+ * count), then TIP.PGE(@ip).  With CYC, every PSB+ but the first comes
+ * after a CYC of the cycles since the last one (libipt's calibration). */
 int mt_emu_pt_enable(struct mt_emu_pt *pt, uint64_t ip, uint64_t tsc);
 /* Synchronous exit at a system call: TIP.PGD with the IP suppressed. */
 int mt_emu_pt_disable(struct mt_emu_pt *pt, uint64_t tsc);

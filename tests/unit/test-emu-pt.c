@@ -354,9 +354,11 @@ sync_dates_old_bits_then_psb_at_new_code(void)
 
 /*
  * libipt calibrates CYC on the cycles between two MTCs against their CTC
- * difference: with CYC on, the cycles between any two MTCs are exactly
- * 100 TSC ticks per CTC tick, however the clock moved (steps of a few
- * ticks, of many periods, branches between).
+ * difference, also across a PSB+ (pt_tcal keeps the last MTC): with CYC
+ * on, the cycles between any two MTCs are exactly 100 TSC ticks per CTC
+ * tick, however the clock moved (steps of a few ticks, of many periods,
+ * branches between, system calls the clock jumps over by up to 200
+ * periods, which makes the enable after them write PSB+ from 128 on).
  */
 static void
 cycles_between_mtcs_match_their_ctc(void)
@@ -367,12 +369,17 @@ cycles_between_mtcs_match_their_ctc(void)
 	static const uint64_t step[] = { 7, 13, 250, 1, 99, 100, 3, 1234 };
 	static struct pt_packet pk[8192];
 	uint64_t tsc = 1050, cyc = 0, last = 0;
-	size_t n, i, mtcs = 0;
+	size_t n, i, mtcs = 0, psbs = 0;
 	int have = 0, good = 1;
 
 	mt_emu_pt_enable(pt, 0x401000, tsc);
 	for (i = 0; i < 2000; i++) {
 		tsc += step[i % 8];
+		if (i % 50 == 49) {
+			mt_emu_pt_disable(pt, tsc);
+			tsc += i * 7919 % 20000;
+			mt_emu_pt_enable(pt, 0x401000, tsc);
+		}
 		if (i % 3 == 0)
 			mt_emu_pt_branch(pt, MT_EMU_PT_COND, 0x401000, 2,
 			    0x401010, 0, tsc);
@@ -385,7 +392,7 @@ cycles_between_mtcs_match_their_ctc(void)
 	n = packets(&o, pk, 8192);
 	for (i = 0; i < n; i++) {
 		if (pk[i].type == ppt_psb) {
-			have = 0;	/* TSC and TMA start afresh */
+			psbs++;
 		} else if (pk[i].type == ppt_cyc) {
 			cyc += pk[i].payload.cyc.value;
 		} else if (pk[i].type == ppt_mtc) {
@@ -405,6 +412,7 @@ cycles_between_mtcs_match_their_ctc(void)
 	}
 	CHECK(good);
 	CHECK(mtcs > 100);
+	CHECK(psbs > 10);
 	mt_emu_pt_free(pt);
 }
 
@@ -416,6 +424,99 @@ rnd(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
+}
+
+/*
+ * The time libipt gives each TNT and TIP packet (pt_qry_time, which
+ * mt-decode's choice of a JIT version rests on) is never later than the
+ * clock at which it was written, with CYC and MTC every 100 ticks or
+ * every 800: over a stream with PSB+ every 2 KiB, system calls the clock
+ * jumps over by one tick to 10^8 ticks (an enable after 128 MTC periods
+ * or more writes PSB+) and new JIT versions (mt_emu_pt_sync) up to 500
+ * periods ahead.  Without the CYC before each PSB+ libipt dated packets
+ * after such a jump up to 500,000 ticks late (ahead of the clock).  Any
+ * lag is less than one MTC period.
+ */
+static void
+libipt_time_never_runs_ahead_of_the_clock(void)
+{
+	static struct out o;
+	static uint64_t at[8192];	/* each packet's clock */
+	static uint8_t tip[8192];	/* 1: TIP, 0: TNT */
+	struct pt_query_decoder *q;
+	struct pt_config c;
+	struct mt_emu_pt *pt;
+	uint64_t s = 0x2545f4914f6cdd1dull, tsc, ip, t, r, period;
+	size_t n, k, ahead, late;
+	uint32_t lm, lc;
+	int st = 0, taken, mtc;
+
+	for (mtc = 0; mtc <= 3; mtc += 3) {
+		pt = mt_emu_pt_new((1ull << 13) | (1ull << 10) | (1ull << 9) |
+		    2 | (uint64_t)mtc << 14, sink, &o);
+		period = 100ull << mtc;
+		o.len = 0;
+		n = ahead = late = 0;
+		tsc = 1000 + rnd(&s) % 100000;
+		CHECK(pt != NULL && mt_emu_pt_enable(pt, 0x401000, tsc) == 0);
+		while (n < 8192 && o.len < sizeof(o.buf) - 4096) {
+			r = rnd(&s) % 1000;
+			tsc++;
+			if (r < 10) {
+				mt_emu_pt_disable(pt, tsc);
+				r = rnd(&s) % 4;
+				tsc += r == 0 ? 1 : rnd(&s) % (r == 1 ? 3000 :
+				    r == 2 ? 60000 : 100000000);
+				mt_emu_pt_enable(pt, 0x401000, tsc);
+			} else if (r < 15) {
+				tsc += 100 + (rnd(&s) % 2 ? rnd(&s) % 50000 : 0);
+				mt_emu_pt_sync(pt, 0x401000, tsc);
+			} else if (r < 500) {
+				mt_emu_pt_branch(pt, MT_EMU_PT_COND, 0x401000,
+				    2, 0x401000, 0, tsc);
+				mt_emu_pt_flush(pt);	/* dated now */
+				tip[n] = 0;
+				at[n++] = tsc;
+			} else if (r < 600) {
+				mt_emu_pt_branch(pt, MT_EMU_PT_JMP_IND,
+				    0x401000, 2, 0x401000, 0, tsc);
+				tip[n] = 1;
+				at[n++] = tsc;
+			}
+			mt_emu_pt_tick(pt, 0x401000, tsc);
+		}
+		mt_emu_pt_flush(pt);
+		mt_emu_pt_free(pt);
+		pt_config_init(&c);
+		c.begin = o.buf;
+		c.end = o.buf + o.len;
+		c.cpuid_0x15_eax = MT_EMU_CPUID15_EAX;
+		c.cpuid_0x15_ebx = MT_EMU_CPUID15_EBX;
+		c.nom_freq = MT_EMU_NOM_FREQ;
+		c.mtc_freq = (uint8_t)mtc;
+		q = pt_qry_alloc_decoder(&c);
+		CHECK(q != NULL && (st = pt_qry_sync_forward(q, &ip)) >= 0);
+		for (k = 0; q != NULL && st >= 0 && k < n; k++) {
+			struct pt_event ev;
+
+			while (st >= 0 && (st & pts_event_pending))
+				st = pt_qry_event(q, &ev, sizeof(ev));
+			if (st >= 0)
+				st = tip[k] ? pt_qry_indirect_branch(q, &ip) :
+				    pt_qry_cond_branch(q, &taken);
+			if (st < 0 || pt_qry_time(q, &t, &lm, &lc) < 0)
+				break;
+			ahead += t > at[k];
+			late += t + period <= at[k];
+		}
+		printf("# mtc_period %d: %zu of %zu packets decoded, %zu dated "
+		    "ahead of the clock, %zu a period late\n", mtc, k, n,
+		    ahead, late);
+		CHECK(k == n && n > 3000);
+		CHECK_EQ_U64(ahead, 0);
+		CHECK_EQ_U64(late, 0);
+		pt_qry_free_decoder(q);
+	}
 }
 
 /*
@@ -535,6 +636,7 @@ main(void)
 	TEST(psb_period_and_mtc);
 	TEST(sync_dates_old_bits_then_psb_at_new_code);
 	TEST(cycles_between_mtcs_match_their_ctc);
+	TEST(libipt_time_never_runs_ahead_of_the_clock);
 	TEST(packets_are_libipt_encodings);
 	return tap_done();
 }
