@@ -9,20 +9,25 @@
  * the addresses: a decoder that takes B's bytes for A's (or A's for B's)
  * decodes other calls, or fails.
  *
- * Usage: jitswap [-t] [N M ...]: call A N times, then B M times, ... (up
- * to 64 rounds; default 5 4 3 2).  With -t a second thread makes the same
- * calls in each round, at the same time as the first; the first writes
- * the code between rounds while the second waits.
+ * Usage: jitswap [-t] [-s] [N M ...]: call A N times, then B M times, ...
+ * (up to 64 rounds; default 5 4 3 2).  With -t a second thread makes the
+ * same calls in each round, at the same time as the first; the first
+ * writes the code between rounds while the second waits.  With -s each
+ * round sleeps 20 ms after its first call: a system call whose real time
+ * the ptrace backend's clock jumps over (docs/emulate.md), with the same
+ * code run right after it and replaced soon after.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 
 static int calls_a, calls_b, calls_jit;	/* updated atomically */
 static int nrounds, cnt[64];	/* calls of each round */
+static int sleepy;		/* -s */
 static void (*fn)(void);	/* the code */
 static pthread_barrier_t bar;
 
@@ -41,9 +46,12 @@ cb_b(int x)
 static void
 run_round(int i)
 {
+	static const struct timespec nap = { 0, 20000000 };
 	int k;
 
-	for (k = cnt[i]; k > 0; k--) {
+	for (k = 0; k < cnt[i]; k++) {
+		if (sleepy && k == 1)
+			nanosleep(&nap, NULL);
 		fn();
 		__atomic_add_fetch(&calls_jit, 1, __ATOMIC_RELAXED);
 	}
@@ -124,13 +132,20 @@ main(int argc, char **argv)
 	static const char *const dflt[] = { "5", "4", "3", "2" };
 	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE |
 	    PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int threaded = argc > 1 && strcmp(argv[1], "-t") == 0, i, k;
-	const char *const *rounds = argc > 1 + threaded ?
-	    (const char *const *)argv + 1 + threaded : dflt;
+	int threaded = 0, opts = 1, i, k;
+	const char *const *rounds;
 	static uint64_t img[2][8];	/* A's and B's 64 bytes */
 	pthread_t th;
 
-	nrounds = argc > 1 + threaded ? argc - 1 - threaded : 4;
+	for (; opts < argc && argv[opts][0] == '-'; opts++)
+		if (strcmp(argv[opts], "-t") == 0)
+			threaded = 1;
+		else if (strcmp(argv[opts], "-s") == 0)
+			sleepy = 1;
+		else
+			return 2;
+	rounds = argc > opts ? (const char *const *)argv + opts : dflt;
+	nrounds = argc > opts ? argc - opts : 4;
 	if (code == MAP_FAILED || nrounds > 64)
 		return 1;
 	for (i = 0; i < nrounds; i++)
