@@ -159,12 +159,14 @@ ts_diff(const struct timespec *a, const struct timespec *b)
 	    (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* A line of the ground truth, unless it would pass the cap (then no
- * line after it either). */
+/* A line of the ground truth, @n bytes of @line (snprintf's return for
+ * a buffer of @size), unless it would pass the cap (then no line after
+ * it either). */
 static void
-gt_line(struct mt_emu_trace *t, const char *line, int n)
+gt_line(struct mt_emu_trace *t, const char *line, int n, size_t size)
 {
-	if (t->o.ground_truth == NULL || t->gt_full || n <= 0)
+	if (t->o.ground_truth == NULL || t->gt_full || n <= 0 ||
+	    (size_t)n >= size)
 		return;
 	if (t->o.ground_truth_max != 0 &&
 	    t->gt_bytes + (uint64_t)n > t->o.ground_truth_max) {
@@ -184,7 +186,8 @@ gt(struct mt_emu_trace *t, pid_t tid, const char *kind, uint64_t from,
 	if (t->o.ground_truth != NULL)
 		gt_line(t, line, snprintf(line, sizeof(line),
 		    "%d %s 0x%llx 0x%llx\n", (int)tid, kind,
-		    (unsigned long long)from, (unsigned long long)to));
+		    (unsigned long long)from, (unsigned long long)to),
+		    sizeof(line));
 }
 
 int
@@ -1366,7 +1369,7 @@ mt_emu_trace_stop(struct mt_emu_trace *t, unsigned index)
 		char line[32];
 
 		gt_line(t, line, snprintf(line, sizeof(line), "snapshot %u\n",
-		    index));
+		    index), sizeof(line));
 		if (fflush(t->o.ground_truth) != 0 ||
 		    ferror(t->o.ground_truth))
 			return -MT_E_IO;
