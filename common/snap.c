@@ -1284,8 +1284,10 @@ mt_snap_map_fd(struct mt_snap *s, int fd, struct mt_snap_diag *d)
 	struct stat sb;
 	void *m;
 
+	/* (a file read from where its descriptor stands, e.g. a shell's
+	 * stdin after another program read part of it, is read) */
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
-	    (uint64_t)sb.st_size > SIZE_MAX)
+	    (uint64_t)sb.st_size > SIZE_MAX || lseek(fd, 0, SEEK_CUR) != 0)
 		return mt_snap_read_fd(s, fd, d);
 	/* Populated: one call instead of a page fault per 64 KiB.
 	 * Read-only: the pages stay the page cache's, not copies. */

@@ -270,7 +270,8 @@ int mt_snap_read_mem(struct mt_snap *s, const void *p, size_t len,
  * mt_snap_read_fd()).  Each chunk's pages are unmapped once it is
  * checked (they come back, from the page cache, when read), so only
  * what is used counts in the process's memory.  A file that cannot be
- * mapped (a pipe, an empty file) is read instead.  The file must not
+ * mapped (a pipe, an empty file) is read instead, as is one whose
+ * descriptor does not stand at its start (read from where it stands).  The file must not
  * shrink while @s holds it.
  */
 int mt_snap_map_fd(struct mt_snap *s, int fd, struct mt_snap_diag *d);

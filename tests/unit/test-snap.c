@@ -364,7 +364,10 @@ reads_from_a_pipe(void)
 	mt_snap_release(&s);
 }
 
-/* A temporary file holding @len bytes of @p, its fd (unlinked), or -1. */
+/*
+ * A temporary file holding @len bytes of @p, its fd (unlinked) standing
+ * at its start, or -1.
+ */
 static int
 tmp_file(const uint8_t *p, size_t len)
 {
@@ -374,7 +377,7 @@ tmp_file(const uint8_t *p, size_t len)
 	if (fd < 0)
 		return -1;
 	unlink(path);
-	if (write(fd, p, len) != (ssize_t)len) {
+	if (write(fd, p, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -395,7 +398,7 @@ map_fd_uses_the_file_in_place(void)
 	struct mt_snap_diag d, dm;
 	uint8_t *p;
 	size_t len, i;
-	int fd, fds[2], bad = 0;
+	int fd, fds[2], bad = 0, ok;
 	pid_t pid;
 
 	mt_snap_init(&s);
@@ -409,6 +412,12 @@ map_fd_uses_the_file_in_place(void)
 	CHECK(mt_snap_read_mem(&r, p, len, &d) == 0);
 	CHECK(mt_snap_map_fd(&m, fd, &dm) == 0);
 	CHECK(m.map != NULL && m.maplen == len);
+	ok = m.map != NULL && m.naux == 1 && m.nblobs == 1 && m.nelfs == 1 &&
+	    m.nsideband == 1 && m.ntexts == 1 && r.naux == 1 &&
+	    r.nblobs == 1 && r.nelfs == 1 && r.nsideband == 1;
+	CHECK(ok);
+	if (!ok)
+		goto done;
 	CHECK(m.naux == 1 && m.aux[0].data >= m.map &&
 	    m.aux[0].data + m.aux[0].len <= m.map + len);
 	CHECK(m.nblobs == 1 && m.blobs[0].data >= m.map &&
@@ -433,6 +442,7 @@ map_fd_uses_the_file_in_place(void)
 	CHECK(m.ntexts == 1 && m.ntexts == r.ntexts);
 	CHECK_STR(m.ntexts ? m.texts[0].data : NULL, "1000 10 jit");
 	CHECK_EQ_U64(m.nchunks, r.nchunks);
+done:
 	mt_snap_release(&m);
 	mt_snap_release(&r);
 	CHECK(m.map == NULL);
@@ -479,6 +489,16 @@ map_fd_uses_the_file_in_place(void)
 		p[i] ^= 0x40;
 	}
 	CHECK_EQ_U64(bad, 0);
+	/* a descriptor past the file's start: read from there, not mapped */
+	fd = p ? tmp_file((const uint8_t *)"junk!", 5) : -1;
+	CHECK(fd >= 0 && lseek(fd, 0, SEEK_END) == 5 &&
+	    write(fd, p, len) == (ssize_t)len && lseek(fd, 5, SEEK_SET) == 5);
+	mt_snap_init(&m);
+	CHECK(mt_snap_map_fd(&m, fd, &dm) == 0);
+	CHECK(m.map == NULL && m.naux == 1 && m.aux[0].len == 6);
+	mt_snap_release(&m);
+	if (fd >= 0)
+		close(fd);
 	/* a pipe: read, nothing mapped */
 	CHECK(pipe(fds) == 0);
 	pid = fork();
