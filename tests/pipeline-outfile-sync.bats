@@ -21,11 +21,13 @@ setup() {
 }
 
 # traced LOG CMD...: run CMD under strace, its fsync, fdatasync and
-# rename calls (any thread or child) in LOG
+# rename calls (any thread or child) in LOG (LeakSanitizer cannot run
+# under ptrace: off for the sanitizer build's runs)
 traced() {
 	local log=$1
 	shift
-	strace -f -qq -e trace=fsync,fdatasync,rename,renameat,renameat2 \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -e trace=fsync,fdatasync,rename,renameat,renameat2 \
 		-o "$log" "$@"
 }
 
