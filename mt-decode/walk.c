@@ -14,6 +14,7 @@
 #define WALK_MAX_INSN	512	/* instructions per walk before chaining */
 #define WALK_READ	512	/* bytes read from the section at once */
 #define WALK_FRONT	16384	/* entries in the direct-mapped front cache */
+#define WALK_MEMO	1024	/* walk_leaves answers kept (direct-mapped) */
 
 struct walk_cache {
 	struct pt_image_section_cache *isc;	/* not owned */
@@ -27,6 +28,11 @@ struct walk_cache {
 	uint32_t tags;		/* the last tag given (walk_tag_new) */
 	uint32_t *front;	/* direct-mapped cache before the hash:
 				 * walk index + 1, 0 empty */
+	struct walk_memo {
+		uint64_t from, to;	/* from 0: empty */
+		int dest;		/* walk_leaves(from, to) */
+	} *memo;		/* indirect jumps' answers (the function
+				 * lookups are the run's, never change) */
 	uint32_t *slot;		/* hash: walk index + 1, 0 empty */
 	uint32_t nslot;		/* power of two */
 	/* Code bytes read last, kept for the next walks (walks start near
@@ -53,7 +59,8 @@ walk_cache_new(struct pt_image_section_cache *isc, walk_fn_lookup fn,
 	wc->nslot = 1u << 12;
 	wc->slot = calloc(wc->nslot, sizeof(*wc->slot));
 	wc->front = calloc(WALK_FRONT, sizeof(*wc->front));
-	if (wc->slot == NULL || wc->front == NULL) {
+	wc->memo = calloc(WALK_MEMO, sizeof(*wc->memo));
+	if (wc->slot == NULL || wc->front == NULL || wc->memo == NULL) {
 		walk_cache_free(wc);
 		return NULL;
 	}
@@ -69,6 +76,7 @@ walk_cache_free(struct walk_cache *wc)
 	free(wc->tr);
 	free(wc->slot);
 	free(wc->front);
+	free(wc->memo);
 	free(wc);
 }
 
@@ -90,8 +98,8 @@ walk_tr_array(const struct walk_cache *wc)
 	return wc->tr;
 }
 
-int
-walk_leaves(const struct walk_cache *wc, uint64_t from, uint64_t to)
+static int
+walk_dest(const struct walk_cache *wc, uint64_t from, uint64_t to)
 {
 	uint64_t lo, hi;
 
@@ -102,6 +110,20 @@ walk_leaves(const struct walk_cache *wc, uint64_t from, uint64_t to)
 	if (to >= lo && to < hi)
 		return WL_INSIDE;
 	return wc->fn(wc->fnarg, to, &lo, &hi) ? WL_LEAVES : WL_LEAVES_UNKNOWN;
+}
+
+int
+walk_leaves(const struct walk_cache *wc, uint64_t from, uint64_t to)
+{
+	struct walk_memo *m = &wc->memo[(uint32_t)((from ^ (to << 7) ^
+	    (to >> 9)) * 0x9e3779b1u) >> 22];
+
+	if (m->from == from && m->to == to && from != 0)
+		return m->dest;
+	m->from = from;
+	m->to = to;
+	m->dest = walk_dest(wc, from, to);
+	return m->dest;
 }
 
 static inline uint32_t
