@@ -76,12 +76,41 @@ exiting(struct recon *r, struct rthread *rt, int k)
 	return 0;
 }
 
+/*
+ * (mt) The goroutine leaving at frame @k is one of several parked ones
+ * gogo resumed at @addr, never told apart, and it parks again where it
+ * resumed, right above the resumed frame (a goroutine preempted again
+ * in morestack before any return): nothing below was learned, so the
+ * parked ones stay as they were, and it is still one of them.  The
+ * frames from the resumed one's up to @k are that call's (a jump keeps
+ * the call's site).
+ */
+static int
+again(struct rthread *rt, int k, uint64_t addr)
+{
+	uint64_t site = rt->fr[k].site;
+	int b = k, i;
+
+	if (addr == 0 || site == 0 || addr <= site ||
+	    addr - site > CALL_MAXLEN)
+		return 0;
+	for (i = k; (i = stack_real_below(rt, i)) >= 0 &&
+	    rt->fr[i].site == site;)
+		b = i;
+	/* @b the lowest of them: the resumed frame is the bottom one */
+	return (i = stack_real_below(rt, b)) >= 0 &&
+	    stack_real_below(rt, i) < 0;
+}
+
 void
 gor_leave(struct recon *r, struct rthread *rt, int k)
 {
 	struct rpark *p;
+	uint64_t addr = rt->gagain;
 
-	if (k < 0 || rt->nseg != 1 || exiting(r, rt, k)) {
+	rt->gagain = 0;
+	if (k < 0 || rt->nseg != 1 || exiting(r, rt, k) ||
+	    again(rt, k, addr)) {
 		/* Nothing to resume: its frames end, its track is free. */
 		stack_close_window(r, rt);
 		rt->live = 1;
@@ -246,11 +275,25 @@ check(struct recon *r, struct rthread *rt, const struct bev *e)
 	}
 }
 
+/* The parked goroutines still candidates. */
+static uint32_t
+candidates_left(const struct rthread *rt)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < rt->npark; i++)
+		n += rt->park[i].cand;
+	return n;
+}
+
 int
 gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
 {
-	const struct sym_loc *from = sym_loc(r->sym, e->loc[0]);
-	const struct sym_loc *to = sym_loc(r->sym, e->loc[1]);
+	/* sym_loc's answer holds until its next call */
+	const struct sym_loc *l = sym_loc(r->sym, e->loc[0]);
+	int from = l != NULL && stack_is_name(l->frames[0].name, r->n_gogo);
+
+	l = sym_loc(r->sym, e->loc[1]);
 
 	switch (e->kind) {
 	case MT_EV_CALL:
@@ -267,10 +310,12 @@ gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
 	case MT_EV_RET:
 	case MT_EV_JMP:
 		/* gogo jumps out again: the next switch. */
-		if (from != NULL && stack_is_name(from->frames[0].name,
-		    r->n_gogo) && !(to != NULL &&
-		    stack_is_name(to->frames[0].name, r->n_gogo)))
+		if (from && !(l != NULL &&
+		    stack_is_name(l->frames[0].name, r->n_gogo))) {
+			rt->gagain = rt->gdown == 0 &&
+			    candidates_left(rt) > 1 ? rt->gjump.a[1] : 0;
 			return gor_verdict(rt, 1);
+		}
 		if (e->kind == MT_EV_JMP || rt->gkernel)
 			break;
 		if (rt->gdepth > 0) {
@@ -289,14 +334,12 @@ gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
 int
 gor_verdict(struct rthread *rt, int force)
 {
-	uint32_t i, n = 0;
+	uint32_t i, n = candidates_left(rt);
 	int last = GOR_NEW;
 
 	for (i = 0; i < rt->npark; i++)
-		if (rt->park[i].cand) {
-			n++;
+		if (rt->park[i].cand)
 			last = (int)i;
-		}
 	if (n == 0)
 		return GOR_NEW;
 	if (!force)
@@ -310,6 +353,7 @@ gor_close(struct recon *r, struct rthread *rt)
 	while (rt->npark > 0 && !r->err)
 		retire(r, rt, rt->npark - 1);
 	rt->tparked = 0;
+	rt->gagain = 0;
 }
 
 void

@@ -126,6 +126,9 @@ struct rthread {
 	uint32_t gdepth;	/* calls above the resumed frame not returned */
 	uint32_t gdown;		/* frames below it returned from */
 	uint8_t gkernel;	/* in a kernel entry */
+	uint64_t gagain;	/* a resume never told apart, none of its
+				 * returns below the resumed frame: its
+				 * address (gor_watch, gor_leave) */
 };
 
 struct recon {

@@ -200,6 +200,27 @@ policy() {
 	    "$D/go-same.expected"
 }
 
+@test "mt-fxt: a Go goroutine preempted again where it resumed, before any return tells which: the parked ones stay as they were" {
+	policy go-again
+	# the stretch on a track of its own, its frames ending as it leaves
+	grep -qx '== \[pid=10\] / g goroutine #3 \[tid=10\]' "$D/go-again.expected"
+	grep -qx '220 -runtime.chansend' "$D/go-again.expected"
+	# then main's goroutine goes on on its track: each function once
+	grep -qx '220       -runtime.morestack.abi0' "$D/go-again.expected"
+	grep -qx '250 -main.main' "$D/go-again.expected"
+	run mt-fxt -q -F json "$D/go-again.events"
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/go-again.json"
+	run jq -r '[.traceEvents[] | select(.ph == "B" and
+	    (.name | startswith("main."))) | "\(.name) \(.tid)"] | sort | .[]' \
+	    "$BATS_TEST_TMPDIR/go-again.json"
+	[ "${#lines[@]}" -eq 4 ]
+	[ "${lines[0]}" = "main.main 10" ]
+	[ "${lines[1]}" = "main.main.func1 4194305" ]
+	[ "${lines[2]}" = "main.ping 10" ]
+	[ "${lines[3]}" = "main.pong 4194305" ]
+}
+
 @test "mt-fxt: Go's gogo into a goroutine parked before the trace is not taken for the one seen parking there" {
 	policy go-unseen
 	# its first return agrees with the one seen, its second does not
