@@ -216,6 +216,11 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 		fputs(synopsis, stderr);
 		return 2;
 	}
+	if (o->function != NULL && o->format != &out_summary_ops) {
+		say("--function goes with -F summary");
+		fputs(synopsis, stderr);
+		return 2;
+	}
 	if (argc - optind == 1)
 		o->in = argv[optind];
 	return 0;

@@ -112,6 +112,10 @@ sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())'
 	[ "$status" -eq 2 ]
 	run mt-fxt --min-duration 5parsecs "$D/basic.events"
 	[ "$status" -eq 2 ]
+	# --function draws a histogram in the summary only.
+	run mt-fxt -F json --function f "$D/basic.events"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "mt-fxt: --function goes with -F summary" ]
 	# A pair or a list is named whole; no empty element of a list.
 	run mt-fxt --time 5,1 "$D/basic.events"
 	[ "$status" -eq 2 ]
