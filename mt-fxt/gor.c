@@ -289,12 +289,6 @@ candidates_left(const struct rthread *rt)
 int
 gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
 {
-	/* sym_loc's answer holds until its next call */
-	const struct sym_loc *l = sym_loc(r->sym, e->loc[0]);
-	int from = l != NULL && stack_is_name(l->frames[0].name, r->n_gogo);
-
-	l = sym_loc(r->sym, e->loc[1]);
-
 	switch (e->kind) {
 	case MT_EV_CALL:
 		rt->gdepth += !rt->gkernel;
@@ -310,8 +304,8 @@ gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
 	case MT_EV_RET:
 	case MT_EV_JMP:
 		/* gogo jumps out again: the next switch. */
-		if (from && !(l != NULL &&
-		    stack_is_name(l->frames[0].name, r->n_gogo))) {
+		if (stack_loc_named(r, e->loc[0], r->n_gogo) &&
+		    !stack_loc_named(r, e->loc[1], r->n_gogo)) {
 			rt->gagain = rt->gdown == 0 &&
 			    candidates_left(rt) > 1 ? rt->gjump.a[1] : 0;
 			return gor_verdict(rt, 1);

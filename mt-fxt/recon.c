@@ -440,11 +440,10 @@ go_enter(struct recon *r, struct rthread *rt, int idx, const struct bev *e)
 static int
 go_switch(struct recon *r, struct rthread *rt, const struct bev *e)
 {
-	const struct sym_loc *l = sym_loc(r->sym, e->loc[1]);
 	int ti = stack_top_real(rt), k, sched = 0;
 
 	if (ti < 0 || !stack_is_name(rt->fr[ti].f.name, r->n_gogo) ||
-	    (l != NULL && stack_is_name(l->frames[0].name, r->n_gogo)))
+	    stack_loc_named(r, e->loc[1], r->n_gogo))
 		return 0;	/* runtime.gogo jumps to gogo: not yet */
 	for (k = ti; (k = stack_real_below(rt, k)) >= 0;) {
 		if (stack_is_name(rt->fr[k].f.name, r->n_gogo_dst))

@@ -286,6 +286,14 @@ stack_at_entry(struct recon *r, uint32_t loc, uint64_t addr)
 	    addr == l->frames[0].start;
 }
 
+int
+stack_loc_named(struct recon *r, uint32_t loc, const uint32_t set[3])
+{
+	const struct sym_loc *l = sym_loc(r->sym, loc);
+
+	return l != NULL && stack_is_name(l->frames[0].name, set);
+}
+
 /* Make the inlined frames above the top real frame match @loc's chain. */
 void
 stack_set_inline(struct recon *r, struct rthread *rt, uint32_t loc)

@@ -193,6 +193,8 @@ int stack_runs(const struct rframe *x, uint32_t id);
 int stack_mid_function(struct recon *r, uint32_t loc, uint64_t addr);
 /* @addr is known to be its function's entry. */
 int stack_at_entry(struct recon *r, uint32_t loc, uint64_t addr);
+/* @loc's innermost function is named one of @set (stack_is_name). */
+int stack_loc_named(struct recon *r, uint32_t loc, const uint32_t set[3]);
 /* Make the inlined frames above the top real frame match @loc's chain. */
 void stack_set_inline(struct recon *r, struct rthread *rt, uint32_t loc);
 /*
