@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for common/elffile.c, against the test binary itself
- * (/proc/self/exe, built with symbols) and the system's libc and libm.
+ * Unit tests for common/elffile.c and elfsyms.c, against the test binary
+ * itself (/proc/self/exe, built with symbols) and the system's libc and
+ * libm.
  */
 #include <stdint.h>
 #include <stdio.h>
