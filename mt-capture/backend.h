@@ -2,7 +2,8 @@
 /*
  * The capture framework and the interface of its backends.
  *
- * `mt-capture run` and `attach` share one lifecycle, driven by capture.c:
+ * `mt-capture run` and `attach` share one lifecycle, driven by capture.c
+ * (its modules: capture.h):
  *
  *   parse options (struct mt_cap_opts, read-only from then on)
  *   choose the backend (pt, emulate; auto = pt if sysfs has intel_pt)
@@ -157,7 +158,7 @@ struct mt_cap_hit {
 	int snapshot;		/* snapshot index it caused, -1: none */
 };
 
-struct mt_cap;			/* run state: capture.c; opaque to backends
+struct mt_cap;			/* run state: capture.h; opaque to backends
 				 * except through the accessors below */
 
 struct mt_cap_backend_ops {
@@ -245,7 +246,7 @@ extern const struct mt_cap_backend_ops mt_cap_backend_qemu;
 /* 1 when qemu-x86_64 and mt's plugin are installed (auto for run). */
 int mt_cap_qemu_available(void);
 
-/* ---- Framework services for backends (capture.c) ---- */
+/* ---- Framework services for backends (capture-poll.c) ---- */
 
 const struct mt_cap_opts *mt_cap_opts(const struct mt_cap *c);
 /* The PT configuration recorded in the snapshot (timing bits, filters). */
