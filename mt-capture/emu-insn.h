@@ -7,7 +7,7 @@
  *
  * Code bytes are read from memory, not files, so the vDSO and JIT code
  * work; a fix-up callback restores bytes that uprobes replaced by int3
- * (mt's own and other tools', see emu-trace.c), and marks them probed.
+ * (mt's own and other tools', see emu-step.c), and marks them probed.
  * The cache must be flushed when mappings change (mmap, munmap, mprotect,
  * execve): the stepper does it after those system calls.
  */
