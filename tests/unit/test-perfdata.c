@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for common/perfdata.c: writer/reader round trips in file and
- * pipe mode, truncation at every offset, hostile sizes, and perf's own
- * Intel PT decoder (perf script) on a synthetic trace written with libipt's
- * encoder, when perf is installed.
+ * Unit tests for common/perfdata.c and perfdata-write.c: writer/reader
+ * round trips in file and pipe mode, truncation at every offset, hostile
+ * sizes, and perf's own Intel PT decoder (perf script) on a synthetic
+ * trace written with libipt's encoder, when perf is installed.
  *
  * `test-perfdata --write-synth DIR` writes the synthetic program (code.bin)
  * and a per-thread file-mode perf.data (synth.data) into DIR, for the bats
