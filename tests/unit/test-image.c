@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for mt-decode/image.c: an ELF reached by several mappings
+ * Unit tests for mt-decode/image*.c: an ELF reached by several mappings
  * (two processes, two segments, the snapshot's list and the sideband) is
  * opened once, bundled or on disk, and every mapping still decodes
  * against it.  The ELF is this test program itself (its build-id and
