@@ -150,6 +150,62 @@ mt_elf_section(struct mt_elf *e, const char *name, struct mt_elf_secdata *d)
 	return -MT_E_NOTFOUND;
 }
 
+/* Points @d at the file bytes [@off, @off + @len), cut at the file's end. */
+static int
+raw_bytes(struct mt_elf *e, uint64_t off, uint64_t len, uint64_t addr,
+    struct mt_elf_secdata *d)
+{
+	Elf_Data *data;
+
+	if (off >= e->size)
+		return -MT_E_NOTFOUND;
+	if (len > e->size - off)
+		len = e->size - off;
+	if (len == 0)
+		return -MT_E_NOTFOUND;
+	data = elf_getdata_rawchunk(e->elf, (int64_t)off, (size_t)len,
+	    ELF_T_BYTE);
+	if (data == NULL || data->d_buf == NULL)
+		return mt_elf_fail(e, "segment bytes");
+	d->p = data->d_buf;
+	d->len = data->d_size;
+	d->addr = addr;
+	return 0;
+}
+
+int
+mt_elf_segment(struct mt_elf *e, uint32_t type, struct mt_elf_secdata *d)
+{
+	size_t n, i;
+	GElf_Phdr ph;
+
+	if (e->phdrs_cut || elf_getphdrnum(e->elf, &n) != 0)
+		return -MT_E_NOTFOUND;
+	for (i = 0; i < n; i++) {
+		if (gelf_getphdr(e->elf, (int)i, &ph) == NULL)
+			return mt_elf_fail(e, "program header");
+		if (ph.p_type == type && ph.p_filesz > 0)
+			return raw_bytes(e, ph.p_offset, ph.p_filesz,
+			    ph.p_vaddr, d);
+	}
+	return -MT_E_NOTFOUND;
+}
+
+int
+mt_elf_vaddr_bytes(struct mt_elf *e, uint64_t vaddr, struct mt_elf_secdata *d)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsegs; i++) {
+		const struct mt_elf_seg *s = &e->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
+			return raw_bytes(e, s->offset + (vaddr - s->vaddr),
+			    s->filesz - (vaddr - s->vaddr), vaddr, d);
+	}
+	return -MT_E_NOTFOUND;
+}
+
 /* Looks for NT_GNU_BUILD_ID in one note data block. */
 static int
 scan_notes(struct mt_elf *e, Elf_Data *d)

@@ -159,6 +159,25 @@ struct mt_elf_secdata {
 int mt_elf_section(struct mt_elf *e, const char *name,
     struct mt_elf_secdata *d);
 
+/*
+ * Points @d at the file bytes of the first program header of type @type
+ * (PT_GNU_EH_FRAME: .eh_frame_hdr, found without section headers), cut
+ * at the file's end; d->addr is its p_vaddr.  Returns 0.
+ * Returns -MT_E_NOTFOUND if there is none, it has no file bytes, or the
+ * program header table is cut short.
+ * Returns -MT_E_ELF on a libelf failure (message on @e).
+ */
+int mt_elf_segment(struct mt_elf *e, uint32_t type, struct mt_elf_secdata *d);
+
+/*
+ * Points @d at the file bytes from file vaddr @vaddr to the end of the
+ * PT_LOAD segment's file bytes that hold it, cut at the file's end.
+ * Returns 0, -MT_E_NOTFOUND (no segment's file bytes hold it) or
+ * -MT_E_ELF.
+ */
+int mt_elf_vaddr_bytes(struct mt_elf *e, uint64_t vaddr,
+    struct mt_elf_secdata *d);
+
 /* 1 if the file has a .debug_info section with content, else 0. */
 int mt_elf_has_dwarf(const struct mt_elf *e);
 

@@ -16,6 +16,7 @@
  *                 encoding in .eh_frame, address-size words in
  *                 .debug_frame), then instructions, unread here
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@
 #define PE_SDATA4	0x0b
 #define PE_SDATA8	0x0c
 #define PE_PCREL	0x10
+#define PE_DATAREL	0x30
 #define PE_OMIT		0xff
 
 /* GCC's augmentation strings are at most "zPLRSB"-like: a longer one is
@@ -456,6 +458,73 @@ mt_fde_read_elf(struct mt_fde_tab *t, struct mt_elf *e,
 		rc = rc2;
 		*d = d2;
 	}
+	mt_fde_sort(t);
+	return rc;
+}
+
+/*
+ * Reads a pointer of .eh_frame_hdr (at file vaddr @hdr) in encoding @enc
+ * from @b: pc-relative counts from the field's own address,
+ * data-relative from the header's first byte.
+ */
+static int
+hdr_pointer(struct mt_buf *b, uint64_t hdr, uint8_t enc, uint64_t *v)
+{
+	uint64_t at = hdr + b->off;
+	int rc;
+
+	if ((enc & 0x80) != 0)
+		return -MT_E_UNSUPP;	/* indirect, or omitted (0xff) */
+	rc = get_encoded(b, enc, 8, v);
+	if (rc < 0)
+		return rc;
+	switch (enc & 0x70) {
+	case 0:
+		return 0;
+	case PE_PCREL:
+		*v += at;
+		return 0;
+	case PE_DATAREL:
+		*v += hdr;
+		return 0;
+	default:
+		return -MT_E_UNSUPP;
+	}
+}
+
+int
+mt_fde_read_eh_frame_hdr(struct mt_fde_tab *t, struct mt_elf *e,
+    struct mt_fde_diag *d)
+{
+	struct mt_elf_secdata hdr, eh;
+	struct mt_buf b;
+	uint8_t version, ptr_enc;
+	uint64_t eh_addr;
+	int rc;
+
+	d->section = ".eh_frame_hdr";
+	d->off = 0;
+	rc = mt_elf_segment(e, PT_GNU_EH_FRAME, &hdr);
+	if (rc == -MT_E_NOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	/* version, eh_frame_ptr's encoding, fde_count's, the table's. */
+	mt_buf_init(&b, hdr.p, hdr.len);
+	if ((rc = mt_buf_get_u8(&b, &version)) < 0 ||
+	    (rc = mt_buf_get_u8(&b, &ptr_enc)) < 0 ||
+	    (rc = mt_buf_skip(&b, 2)) < 0)
+		return rc;
+	if (version != 1)
+		return -MT_E_UNSUPP;
+	d->off = b.off;
+	if ((rc = hdr_pointer(&b, hdr.addr, ptr_enc, &eh_addr)) < 0)
+		return rc;
+	rc = mt_elf_vaddr_bytes(e, eh_addr, &eh);
+	if (rc < 0)
+		return rc == -MT_E_NOTFOUND ? -MT_E_CORRUPT : rc;
+	d->section = ".eh_frame";
+	rc = mt_fde_parse(t, eh.p, eh.len, eh.addr, MT_FDE_EH_FRAME, &d->off);
 	mt_fde_sort(t);
 	return rc;
 }

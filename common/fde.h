@@ -20,8 +20,9 @@
  * pointers absolute or pc-relative in any data format.  Not read: text-,
  * data- and function-relative or indirect FDE pointers (-MT_E_UNSUPP:
  * x86-64 toolchains do not emit them), compressed sections, the
- * .eh_frame_hdr search table (the ranges come from .eh_frame itself, so a
- * file without section headers gives none), relocations (ET_REL files).
+ * .eh_frame_hdr search table (the ranges come from .eh_frame itself; a
+ * file without section headers finds it through .eh_frame_hdr's
+ * eh_frame_ptr), relocations (ET_REL files).
  * Never prints.
  */
 #ifndef MT_FDE_H
@@ -100,6 +101,23 @@ void mt_fde_sort(struct mt_fde_tab *t);
  * message in mt_elf_errmsg(@e)).
  */
 int mt_fde_read_elf(struct mt_fde_tab *t, struct mt_elf *e,
+    struct mt_fde_diag *d);
+
+/*
+ * The FDE ranges of the .eh_frame that @e's PT_GNU_EH_FRAME segment
+ * (.eh_frame_hdr) points at, sorted: for a file without section headers
+ * (a memory image, a file cut before them), where mt_fde_read_elf() finds
+ * no .eh_frame.  The .eh_frame is read from that address to its zero
+ * terminator or the end of its PT_LOAD segment's file bytes; the
+ * header's search table is not read.  No such segment is no error.  On an
+ * error @t keeps what was read and @d says where (".eh_frame_hdr" for
+ * the header, ".eh_frame" with the offset from that address).
+ * Returns 0, or an error of mt_fde_parse(), or -MT_E_TRUNC / -MT_E_UNSUPP
+ * for a header cut short / of another version or pointer encoding,
+ * -MT_E_CORRUPT if eh_frame_ptr is outside every PT_LOAD segment's file
+ * bytes, -MT_E_ELF.
+ */
+int mt_fde_read_eh_frame_hdr(struct mt_fde_tab *t, struct mt_elf *e,
     struct mt_fde_diag *d);
 
 /* The range of sorted @t that holds @addr, or NULL; O(log n). */

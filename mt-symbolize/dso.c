@@ -430,12 +430,19 @@ by_build_id(const char *dir, const char *hex, const char *suffix)
 	return NULL;
 }
 
-/* Function ranges for code without symbols; a bad section is a warning. */
+/*
+ * Function ranges for code without symbols; a bad section is a warning.
+ * A file whose sections give none (a memory image, a file cut before its
+ * section headers) is read through its PT_GNU_EH_FRAME segment.
+ */
 static int
 load_fdes(struct sym_dso *d)
 {
 	struct mt_fde_diag fd;
 	int rc = mt_fde_read_elf(&d->fdes, d->elf, &fd);
+
+	if (rc == 0 && d->fdes.n == 0)
+		rc = mt_fde_read_eh_frame_hdr(&d->fdes, d->elf, &fd);
 
 	if (rc == -MT_E_NOMEM)
 		return rc;

@@ -105,3 +105,67 @@ stream() {
 	i=$(printf '%x' $((BASE + 0x$(start main))))
 	grep -q "^fn 2 0x$i .*unknown%20@%200x$i%20" "$BATS_TEST_TMPDIR/out.ev"
 }
+
+# A copy of the stripped program without section headers, as a memory
+# image has none: e_shoff, e_shnum and e_shstrndx zeroed (NAME), or the
+# file cut where they begin (NAME-cut).  Only PT_GNU_EH_FRAME leads to
+# the .eh_frame then.
+noshdr() {
+	local shoff
+	cp "$S/tailchain-s" "$S/$1"
+	dd if=/dev/zero of="$S/$1" bs=1 seek=40 count=8 conv=notrunc status=none
+	dd if=/dev/zero of="$S/$1" bs=1 seek=60 count=4 conv=notrunc status=none
+	shoff=$(readelf -hW "$S/tailchain-s" | awk '/Start of section headers/ { print $5 }')
+	[ "$shoff" -gt 0 ]
+	head -c "$shoff" "$S/tailchain-s" > "$S/$1-cut"
+	! readelf -SW "$S/$1" 2>/dev/null | grep -q eh_frame
+}
+
+@test "mt-symbolize: without section headers, every FDE readelf lists names its code through PT_GNU_EH_FRAME" {
+	local a b addrs=() want=()
+	noshdr tailchain-ns
+	readelf -lW "$S/tailchain-ns" | grep -q GNU_EH_FRAME
+	# readelf reads the FDEs of the file with its sections.
+	while read -r a b; do
+		addrs+=($((0x$a)) $((0x$b - 1)))
+		want+=("$(printf '0x%x 0x%x' $((BASE + 0x$a)) $((BASE + 0x$a)))"
+		    "$(printf '0x%x 0x%x' $((BASE + 0x$b - 1)) $((BASE + 0x$a)))")
+	done < <(readelf --debug-dump=frames "$S/tailchain-s" |
+	    awk '/ FDE / { sub(/pc=/, "", $6); split($6, r, "[.][.]"); print r[1], r[2] }')
+	[ "${#addrs[@]}" -ge 8 ]
+	stream "$S/tailchain-ns" "${addrs[@]}" > "$BATS_TEST_TMPDIR/in.ev"
+	run mt-symbolize -o "$BATS_TEST_TMPDIR/out.ev" "$BATS_TEST_TMPDIR/in.ev"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	# Each address's loc, with the START of its fn: the FDE's start.
+	awk '$1 == "fn" { start[$2] = $3; name[$2] = $5 }
+	    $1 == "loc" { split($4, f, ":"); print $3, start[f[1]]
+	        if (name[f[1]] !~ /^\[unknown%20fn%20/) print "bad name", name[f[1]] }' \
+	    "$BATS_TEST_TMPDIR/out.ev" > "$BATS_TEST_TMPDIR/got"
+	printf '%s\n' "${want[@]}" | diff -u - "$BATS_TEST_TMPDIR/got"
+}
+
+@test "mt-symbolize: a stripped program cut before its section headers names the nm functions by FDE, with one warning" {
+	local f s z addrs=()
+	noshdr tailchain-ns
+	for f in c1 c2 c3 main; do
+		s=$(start "$f") z=$(size "$f")
+		[ -n "$s" ] && [ -n "$z" ]
+		addrs+=($((0x$s)) $((0x$s + 0x$z - 1)) $((0x$s + 0x$z / 2)))
+	done
+	stream "$S/tailchain-ns-cut" "${addrs[@]}" > "$BATS_TEST_TMPDIR/in.ev"
+	run mt-symbolize -o "$BATS_TEST_TMPDIR/out.ev" "$BATS_TEST_TMPDIR/in.ev"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == "mt-symbolize: warning: '$S/tailchain-ns-cut': truncated: section headers end at byte "* ]]
+	awk '$1 == "fn" { print $3, $5 }' "$BATS_TEST_TMPDIR/out.ev" \
+	    > "$BATS_TEST_TMPDIR/fns"
+	for f in c1 c2 c3 main; do
+		printf '0x%x [unknown%%20fn%%200x%x%%20(tailchain-ns-cut)]\n' \
+		    $((BASE + 0x$(start $f))) $((BASE + 0x$(start $f)))
+	done > "$BATS_TEST_TMPDIR/want"
+	diff -u "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/fns"
+	awk '$1 == "loc" { split($4, f, ":"); print f[1] }' \
+	    "$BATS_TEST_TMPDIR/out.ev" | tr '\n' ' ' > "$BATS_TEST_TMPDIR/ids"
+	[ "$(cat "$BATS_TEST_TMPDIR/ids")" = "1 1 1 2 2 2 3 3 3 4 4 4 " ]
+}

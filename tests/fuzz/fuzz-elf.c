@@ -87,6 +87,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(fdes.v[i - 1].end <= fdes.v[i].start);
 	}
 	mt_fde_tab_release(&fdes);
+	mt_fde_tab_init(&fdes);
+	(void)mt_fde_read_eh_frame_hdr(&fdes, e, &fd);
+	for (i = 0; i < fdes.n; i++) {
+		FUZZ_CHECK(fdes.v[i].start < fdes.v[i].end);
+		if (i > 0)
+			FUZZ_CHECK(fdes.v[i - 1].end <= fdes.v[i].start);
+	}
+	mt_fde_tab_release(&fdes);
 	mt_elf_free(e);
 	return 0;
 }

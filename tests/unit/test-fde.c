@@ -467,6 +467,123 @@ sort_cuts_overlaps(void)
 	mt_fde_tab_release(&t);
 }
 
+/* The whole file at @path in a malloc'ed buffer; NULL on failure. */
+static uint8_t *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *p = NULL;
+	long n;
+
+	if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (p = malloc((size_t)n)) != NULL &&
+	    fread(p, 1, (size_t)n, f) != (size_t)n) {
+		free(p);
+		p = NULL;
+	}
+	if (f != NULL)
+		fclose(f);
+	*len = p != NULL ? (size_t)n : 0;
+	return p;
+}
+
+/* Offset of @img's PT_GNU_EH_FRAME program header, or 0. */
+static size_t
+eh_hdr_phdr(const uint8_t *img, size_t len)
+{
+	uint64_t phoff = mt_le64(img + 0x20);
+	size_t i, n = mt_le16(img + 0x38);
+
+	for (i = 0; i < n && phoff + 56 * (i + 1) <= len; i++)
+		if (mt_le32(img + phoff + 56 * i) == 0x6474e550)
+			return (size_t)phoff + 56 * i;
+	return 0;
+}
+
+/* The FDE ranges of @img through its .eh_frame_hdr; returns the error. */
+static int
+read_hdr(const uint8_t *img, size_t len, struct mt_fde_tab *t,
+    struct mt_fde_diag *d)
+{
+	struct mt_elf *e;
+	int rc;
+
+	mt_fde_tab_init(t);
+	if (mt_elf_open_ref(&e, img, len) < 0)
+		return 1;
+	rc = mt_fde_read_elf(t, e, d);
+	if (rc == 0 && t->n == 0)
+		rc = mt_fde_read_eh_frame_hdr(t, e, d);
+	else
+		rc = 2;	/* the sections were still found */
+	mt_elf_free(e);
+	return rc;
+}
+
+/*
+ * libc with its section headers gone (e_shoff, e_shnum, e_shstrndx 0, as
+ * in a memory image): the .eh_frame that PT_GNU_EH_FRAME leads to gives
+ * the very ranges the section gives.  A header of another version, an
+ * eh_frame_ptr outside the file and a header cut at each byte are errors
+ * naming .eh_frame_hdr.
+ */
+static void
+eh_frame_hdr_without_sections(void)
+{
+	struct mt_fde_tab want, t;
+	struct mt_fde_diag d;
+	uint8_t *img;
+	size_t len, ph, i, same = 0;
+	uint64_t off, filesz;
+
+	CHECK(read_file(LIBC, &want) == 0);
+	img = slurp(LIBC, &len);
+	CHECK(img != NULL);
+	if (img == NULL)
+		return;
+	memset(img + 0x28, 0, 8);
+	memset(img + 0x3c, 0, 4);
+	CHECK(read_hdr(img, len, &t, &d) == 0);
+	CHECK(want.n > 1000);
+	CHECK_EQ_U64(t.n, want.n);
+	for (i = 0; i < t.n && i < want.n; i++)
+		same += t.v[i].start == want.v[i].start &&
+		    t.v[i].end == want.v[i].end;
+	CHECK_EQ_U64(same, want.n);
+	mt_fde_tab_release(&t);
+
+	ph = eh_hdr_phdr(img, len);
+	CHECK(ph != 0);
+	if (ph == 0)
+		goto out;
+	off = mt_le64(img + ph + 8);
+	filesz = mt_le64(img + ph + 32);
+	img[off] = 2;	/* version */
+	CHECK(read_hdr(img, len, &t, &d) == -MT_E_UNSUPP);
+	CHECK(strcmp(d.section, ".eh_frame_hdr") == 0);
+	mt_fde_tab_release(&t);
+	img[off] = 1;
+	CHECK_EQ_U64(img[off + 1], 0x1b);	/* pcrel sdata4 */
+	memcpy(img + off + 4, "\x00\x00\x00\x40", 4);	/* +1 GiB */
+	CHECK(read_hdr(img, len, &t, &d) == -MT_E_CORRUPT);
+	CHECK(strcmp(d.section, ".eh_frame_hdr") == 0 && d.off == 4);
+	CHECK_EQ_U64(t.n, 0);
+	mt_fde_tab_release(&t);
+	for (i = 0; i < 8; i++) {
+		uint64_t cut = i;
+
+		memcpy(img + ph + 32, &cut, 8);	/* p_filesz */
+		CHECK(read_hdr(img, len, &t, &d) ==
+		    (i == 0 ? 0 : -MT_E_TRUNC));
+		CHECK_EQ_U64(t.n, 0);
+		mt_fde_tab_release(&t);
+	}
+	memcpy(img + ph + 32, &filesz, 8);
+out:
+	mt_fde_tab_release(&want);
+	free(img);
+}
+
 int
 main(void)
 {
@@ -478,5 +595,6 @@ main(void)
 	TEST(stripped_binary_gives_every_function_start);
 	TEST(debug_frame_of_a_compiled_program);
 	TEST(libc_ranges_match_libdw);
+	TEST(eh_frame_hdr_without_sections);
 	return tap_done();
 }
