@@ -132,6 +132,7 @@ bad(const char *opt, const char *arg)
 static int
 parse_args(struct fxt_opts *o, int argc, char **argv)
 {
+	int max_size_given = 0;
 	uint64_t x;
 	char *tok;
 	int c;
@@ -194,6 +195,7 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 			if (numarg(optarg, &o->max_size, NUMARG_SIZE) < 0 ||
 			    o->max_size < 4096)
 				return bad("--max-size", optarg);
+			max_size_given = 1;
 			break;
 		case OPT_STRING_SLOTS:
 		case OPT_THREAD_SLOTS:
@@ -218,6 +220,14 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 	}
 	if (o->function != NULL && o->format != &out_summary_ops) {
 		say("--function goes with -F summary");
+		fputs(synopsis, stderr);
+		return 2;
+	}
+	/* Only FXT output splits, and only a file it can rename. */
+	if (max_size_given && (o->format->split == NULL ||
+	    strcmp(o->out, "-") == 0)) {
+		say(o->format->split == NULL ? "--max-size goes with -F fxt" :
+		    "--max-size needs -o FILE (standard output is not split)");
 		fputs(synopsis, stderr);
 		return 2;
 	}

@@ -136,6 +136,26 @@ filtered() {
 	[ -e "$BATS_TEST_TMPDIR/whole.fxt" ]
 }
 
+@test "mt-fxt --max-size with another format or standard output is a usage error" {
+	for f in json folded summary; do
+		run mt-fxt -F "$f" --max-size 100k -o "$BATS_TEST_TMPDIR/t.$f" "$D/filter.events"
+		[ "$status" -eq 2 ]
+		[ "${lines[0]}" = "mt-fxt: --max-size goes with -F fxt" ]
+		[ ! -e "$BATS_TEST_TMPDIR/t.$f" ]
+	done
+	run mt-fxt --max-size 100k -f "$D/filter.events"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "mt-fxt: --max-size needs -o FILE (standard output is not split)" ]
+	run mt-fxt --max-size 100k -f -o - "$D/filter.events"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "mt-fxt: --max-size needs -o FILE (standard output is not split)" ]
+	# Without --max-size both still work.
+	run mt-fxt -F json -o "$BATS_TEST_TMPDIR/t.json" "$D/filter.events"
+	[ "$status" -eq 0 ]
+	run mt-fxt -f -o - "$D/filter.events"
+	[ "$status" -eq 0 ]
+}
+
 @test "mt-fxt --min-duration keeps memory constant as the stream grows" {
 	"$GEN" --events 100000 --functions 500 --max-depth 30 > "$BATS_TEST_TMPDIR/a.events"
 	"$GEN" --events 1000000 --functions 500 --max-depth 30 > "$BATS_TEST_TMPDIR/b.events"

@@ -59,18 +59,24 @@ CHK="$MT_ROOT/tests/helpers/fxt-check"
 	[ "$status" -eq 0 ]
 }
 
-# depth_capped NAME [OPTIONS]: mt-fxt OPTIONS on NAME.events writes a
-# trace fxt-check accepts (never more than 512 nested slices, as Perfetto
-# needs) and folds frames to stay below the cap.
+# depth_capped NAME [OPTIONS] [-- FXT-OPTIONS]: mt-fxt OPTIONS on
+# NAME.events writes a trace fxt-check accepts (never more than 512 nested
+# slices, as Perfetto needs) and folds frames to stay below the cap; the
+# FXT-OPTIONS (--max-size) go to the FXT run only.
 depth_capped() {
-	local n=$1 t="$BATS_TEST_TMPDIR"
+	local n=$1 t="$BATS_TEST_TMPDIR" both=()
 	shift
-	run mt-fxt "$@" -o "$t/$n.fxt" "$t/$n.events"
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		both+=("$1")
+		shift
+	done
+	[ $# -eq 0 ] || shift
+	run mt-fxt "${both[@]}" "$@" -o "$t/$n.fxt" "$t/$n.events"
 	[ "$status" -eq 0 ]
 	run "$CHK" --dump "$t/$n.fxt"
 	echo "$output" | tail -3
 	[ "$status" -eq 0 ]
-	run mt-fxt "$@" -F summary "$t/$n.events"
+	run mt-fxt "${both[@]}" -F summary "$t/$n.events"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"frames folded below the depth limit: "[1-9]* ]]
 }
@@ -115,5 +121,5 @@ depth_capped() {
 	  printf 'end 2500 1\n'; } > "$BATS_TEST_TMPDIR/kdeep.events"
 	depth_capped kdeep
 	depth_capped kdeep --time 1000,2000
-	depth_capped kdeep --max-size 20000
+	depth_capped kdeep -- --max-size 20000
 }
