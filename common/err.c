@@ -23,6 +23,7 @@ static const char *const msgs[MT_E_MAX] = {
 	[MT_E_SYS] = "system call failed",
 	[MT_E_PERM] = "permission denied",
 	[MT_E_NOPMU] = "PMU not available",
+	[MT_E_ISDIR] = "is a directory",
 };
 
 const char *

@@ -28,6 +28,7 @@ enum mt_errcode {
 	MT_E_SYS,	/* system call failed; see errno */
 	MT_E_PERM,	/* permission denied */
 	MT_E_NOPMU,	/* a needed PMU is not available */
+	MT_E_ISDIR,	/* a file was wanted, a directory is there */
 	MT_E_MAX
 };
 

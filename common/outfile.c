@@ -96,6 +96,10 @@ mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode,
 		return 0;
 	}
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (S_ISDIR(sb.st_mode)) {
+			errno = EISDIR;
+			return -MT_E_ISDIR;
+		}
 		o->fd = open(path, O_WRONLY | O_CLOEXEC);
 		o->in_place = 1;
 		return o->fd < 0 ? -MT_E_IO : 0;

@@ -38,6 +38,7 @@ struct mt_outfile {
  * Open @path for writing with permission bits @mode (before umask);
  * @flags: 0 or MT_OUTFILE_SYNC.  Returns 0, or -MT_E_IO / -MT_E_NOMEM
  * with errno set.
+ * Returns -MT_E_ISDIR (errno EISDIR) if @path is a directory.
  */
 int mt_outfile_open(struct mt_outfile *o, const char *path, mode_t mode,
     unsigned flags);

@@ -147,9 +147,13 @@ run(struct main_opts *o, struct mt_snap *s)
 		fprintf(stderr, "mt-decode: warning: cannot store the bundled "
 		    "files in the build-id cache: %s\n", strerror(errno));
 	/* A temporary name renamed when complete; devices in place. */
-	if (mt_outfile_open(&of, o->out, 0666, 0) < 0) {
-		fprintf(stderr, "mt-decode: cannot create '%s': %s\n", o->out,
-		    strerror(errno));
+	if ((rc = mt_outfile_open(&of, o->out, 0666, 0)) < 0) {
+		if (rc == -MT_E_ISDIR)
+			fprintf(stderr, "mt-decode: '%s' is a directory (-o "
+			    "names the output file)\n", o->out);
+		else
+			fprintf(stderr, "mt-decode: cannot create '%s': %s\n",
+			    o->out, strerror(errno));
 		mt_outfile_abort(&of);
 		return 1;
 	}

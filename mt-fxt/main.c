@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "numarg.h"
 #include "opts.h"
 #include "outfile.h"
@@ -296,6 +297,11 @@ main(int argc, char **argv)
 	rc = fxt_run(&o, fd, &st, msg, sizeof(msg));
 	if (fd != STDIN_FILENO)
 		close(fd);
+	if (rc == -MT_E_ISDIR) {
+		/* Only the output is opened through mt_outfile_open. */
+		say("'%s' is a directory (-o names the output file)", o.out);
+		return 1;
+	}
 	if (rc < 0) {
 		say("%s", msg);
 		return 1;

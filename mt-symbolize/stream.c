@@ -215,6 +215,7 @@ open_files(struct run *u, const struct sym_stream_opts *o, char *msg,
     size_t len)
 {
 	struct stat si, so;
+	int rc;
 
 	u->infd = 0;
 	if (strcmp(o->in, "-") != 0) {
@@ -231,7 +232,11 @@ open_files(struct run *u, const struct sym_stream_opts *o, char *msg,
 	/* A temporary file renamed at the end; stdout and devices (/dev/null,
 	 * a FIFO) in place. */
 	u->out_open = 1;	/* from here release() aborts it */
-	if (mt_outfile_open(&u->out, o->out, 0666, 0) < 0)
+	rc = mt_outfile_open(&u->out, o->out, 0666, 0);
+	if (rc == -MT_E_ISDIR)
+		return fail(msg, len, rc, "'%s' is a directory (-o names the "
+		    "output file)", o->out);
+	if (rc < 0)
 		return fail(msg, len, -MT_E_SYS, "cannot %s '%s': %s",
 		    u->out.in_place ? "open" : "create", o->out,
 		    strerror(errno));

@@ -73,6 +73,15 @@ setup() {
 	[ "$output" = "mt-decode: '-': read error at offset 0: Is a directory" ]
 }
 
+@test "mt-decode: a directory as -o is one error saying so, exit 1, nothing written into it" {
+	mkdir -p "$BATS_TEST_TMPDIR/out"
+	run mt-decode -o "$BATS_TEST_TMPDIR/out" "$D/calls.snap"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-decode: '$BATS_TEST_TMPDIR/out' is a directory (-o names the output file)" ]
+	run ls -A "$BATS_TEST_TMPDIR/out"
+	[ -z "$output" ]
+}
+
 @test "mt-decode: a missing file is exit 1, bad usage exit 2, --help exit 0" {
 	run mt-decode "$D/nonexistent.snap"
 	[ "$status" -eq 1 ]

@@ -140,3 +140,14 @@ sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())'
 	[ "$status" -eq 1 ]
 	[[ "$output" == "mt-fxt: cannot create"* ]]
 }
+
+@test "mt-fxt: a directory as -o is one error saying so, exit 1, nothing written into it" {
+	mkdir -p "$BATS_TEST_TMPDIR/out"
+	for f in fxt json; do
+		run mt-fxt -F "$f" -o "$BATS_TEST_TMPDIR/out" "$D/basic.events"
+		[ "$status" -eq 1 ]
+		[ "$output" = "mt-fxt: '$BATS_TEST_TMPDIR/out' is a directory (-o names the output file)" ]
+	done
+	run ls -A "$BATS_TEST_TMPDIR/out"
+	[ -z "$output" ]
+}

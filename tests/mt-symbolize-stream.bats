@@ -188,6 +188,16 @@ stream_head() {
 	[[ "$output" == *"[unknown%20@%20"* ]]
 }
 
+@test "mt-symbolize: a directory as -o is one error saying so, exit 1, nothing written into it" {
+	mkdir -p "$BATS_TEST_TMPDIR/out"
+	printf 'mt-events 1.0\ninfo source test\n' > "$BATS_TEST_TMPDIR/in.events"
+	run mt-symbolize -o "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/in.events"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-symbolize: '$BATS_TEST_TMPDIR/out' is a directory (-o names the output file)" ]
+	run ls -A "$BATS_TEST_TMPDIR/out"
+	[ -z "$output" ]
+}
+
 @test "mt-symbolize: symbolizing a symbolized stream gives the same stream" {
 	local b="$PROGS/cxx-templates" m
 	m=$(symaddr "$b" main)

@@ -2,7 +2,8 @@
 /*
  * Unit tests for common/outfile.c: nothing appears under the final name
  * before commit, abort leaves nothing, a device is written in place and
- * never replaced, and a full disk is an error that leaves nothing behind.
+ * never replaced, a full disk is an error that leaves nothing behind, and
+ * a directory is an error of its own.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -102,6 +103,18 @@ missing_directory_is_an_error(void)
 	mt_outfile_abort(&o);
 }
 
+static void
+directory_is_its_own_error(void)
+{
+	struct mt_outfile o;
+
+	CHECK(mt_outfile_open(&o, dir, 0600, 0) == -MT_E_ISDIR);
+	CHECK(errno == EISDIR);
+	CHECK(o.fd < 0);
+	mt_outfile_abort(&o);
+	CHECK(entries() == 0);
+}
+
 int
 main(void)
 {
@@ -112,6 +125,7 @@ main(void)
 	TEST(device_is_written_in_place);
 	TEST(full_disk_fails_and_leaves_nothing);
 	TEST(missing_directory_is_an_error);
+	TEST(directory_is_its_own_error);
 	rmdir(dir);
 	return tap_done();
 }
