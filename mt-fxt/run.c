@@ -394,21 +394,24 @@ int
 fxt_unmatched(const struct fxt_opts *o, const struct fxt_stats *st,
     char *msg, size_t n)
 {
-	size_t i, len = 0;
+	size_t i, start, len;
 
-	msg[0] = '\0';
+	/* Named after the input, as the other errors of a run. */
+	start = len = (size_t)snprintf(msg, n, "%s: ", in_name(o));
 	for (i = 0; i < o->ntids; i++) {
 		if (st->tids_seen & (1ull << i) || len >= n)
 			continue;
 		len += (size_t)snprintf(msg + len, n - len, "%s%" PRIu32,
-		    len ? "," : "--tid ", o->tids[i]);
+		    len > start ? "," : "--tid ", o->tids[i]);
 	}
-	if (len > 0 && len < n)
+	if (len > start && len < n)
 		len += (size_t)snprintf(msg + len, n - len,
 		    ": no such thread in the stream");
 	if (o->between_start != NULL && st->between_hits == 0 && len < n)
 		len += (size_t)snprintf(msg + len, n - len,
-		    "%s--between: '%s' is never called", len ? "; " : "",
-		    o->between_start);
-	return len > 0;
+		    "%s--between: '%s' is never called",
+		    len > start ? "; " : "", o->between_start);
+	if (len == start)
+		msg[0] = '\0';
+	return len > start;
 }

@@ -23,8 +23,9 @@ int fxt_run(const struct fxt_opts *o, int fd, struct fxt_stats *st,
 
 /*
  * After a run: whether --tid or --between matched nothing in the stream.
- * Returns 1 with a one-line reason in @msg (@n bytes), such as "--tid
- * 4242: no such thread in the stream", else 0.
+ * Returns 1 with a one-line reason in @msg (@n bytes) that names the
+ * input, such as "run.events: --tid 4242: no such thread in the stream",
+ * else 0 with @msg "".
  */
 int fxt_unmatched(const struct fxt_opts *o, const struct fxt_stats *st,
     char *msg, size_t n);

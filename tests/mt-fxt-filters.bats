@@ -45,28 +45,32 @@ filtered() {
 @test "mt-fxt --between with a START never called says so and exits 1 (the trace is empty)" {
 	run mt-fxt --between nosuch,stop -o "$BATS_TEST_TMPDIR/e.fxt" "$D/filter.events"
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-fxt: --between: 'nosuch' is never called: the output is empty" ]
+	[ "$output" = "mt-fxt: $D/filter.events: --between: 'nosuch' is never called: the output is empty" ]
 	run "$CHK" --dump "$BATS_TEST_TMPDIR/e.fxt"
 	[ "$status" -eq 0 ]
 	[ "$output" = "" ]
 	run mt-fxt -F summary --between nosuch,stop "$D/filter.events"
 	[ "$status" -eq 1 ]
+	# read from a pipe, the input is named as the other errors name it
+	run sh -c 'mt-fxt -F summary --between nosuch,stop < "$1"' _ "$D/filter.events"
+	[ "$status" -eq 1 ]
+	[ "${lines[-1]}" = "mt-fxt: <stdin>: --between: 'nosuch' is never called: the output is empty" ]
 }
 
 @test "mt-fxt --tid naming no thread of the stream warns; exit 1 only when nothing is left" {
 	run mt-fxt --tid 4242 -o "$BATS_TEST_TMPDIR/t.fxt" "$D/filter.events"
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-fxt: --tid 4242: no such thread in the stream: the output is empty" ]
+	[ "$output" = "mt-fxt: $D/filter.events: --tid 4242: no such thread in the stream: the output is empty" ]
 	# one of two found: a warning, the trace of that thread, exit 0
 	run mt-fxt -F folded --tid 4242,50,4343 "$D/filter.events"
 	[ "$status" -eq 0 ]
-	[ "${lines[-1]}" = "mt-fxt: --tid 4242,4343: no such thread in the stream" ]
+	[ "${lines[-1]}" = "mt-fxt: $D/filter.events: --tid 4242,4343: no such thread in the stream" ]
 	[[ "$output" == *"f [tid=50];main"* ]]
 	# a big stream through the fast path: the same
 	"$GEN" --events 20000 --threads 2 > "$BATS_TEST_TMPDIR/big.ev"
 	run mt-fxt --tid 999 -o "$BATS_TEST_TMPDIR/big.fxt" "$BATS_TEST_TMPDIR/big.ev"
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-fxt: --tid 999: no such thread in the stream: the output is empty" ]
+	[ "$output" = "mt-fxt: $BATS_TEST_TMPDIR/big.ev: --tid 999: no such thread in the stream: the output is empty" ]
 	run mt-fxt --tid 1001 -o "$BATS_TEST_TMPDIR/big.fxt" "$BATS_TEST_TMPDIR/big.ev"
 	[ "$status" -eq 0 ]
 	[ "$output" = "" ]

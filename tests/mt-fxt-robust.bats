@@ -22,7 +22,7 @@ RND="$MT_ROOT/tests/helpers/gen-random-events"
 		run mt-fxt -q -F summary --function f1 --min-duration 5 "$BATS_TEST_TMPDIR/r.events"
 		[ "$status" -eq 0 ]
 		run mt-fxt -q -F folded --max-depth 2 --between f1,f2 "$BATS_TEST_TMPDIR/r.events"
-		[ "$status" -eq 0 ] || [ "$output" = "mt-fxt: --between: 'f1' is never called: the output is empty" ]
+		[ "$status" -eq 0 ] || [ "$output" = "mt-fxt: $BATS_TEST_TMPDIR/r.events: --between: 'f1' is never called: the output is empty" ]
 		run mt-fxt -q --time 10,200 --min-duration 3 -o "$BATS_TEST_TMPDIR/t.fxt" "$BATS_TEST_TMPDIR/r.events"
 		[ "$status" -eq 0 ]
 		run "$CHK" "$BATS_TEST_TMPDIR/t.fxt"
