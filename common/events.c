@@ -21,34 +21,37 @@
 #define MAX_FIELDS	(4 + 2 * MT_EV_MAX_FRAMES)
 
 /* Record keywords, with their lengths for the writer's copy. */
-#define KW(k, s) [k] = { s, sizeof(s) - 1 }
+#define KW(k, s, na, plain) [k] = { s, sizeof(s) - 1, na, plain }
 static const struct {
 	char s[12];		/* NUL-terminated, 8 bytes copied at once */
 	uint8_t n;		/* strlen(s) */
+	uint8_t naddr;		/* events: address fields (mt_ev_naddr) */
+	uint8_t plain;		/* events: no string or number fields
+				 * (mt_ev_plain) */
 } kinds[MT_EV_NKINDS] = {
-	KW(MT_EV_NONE, "none"),
-	KW(MT_EV_INFO, "info"),
-	KW(MT_EV_PROC, "proc"),
-	KW(MT_EV_THREAD, "thread"),
-	KW(MT_EV_MOD, "mod"),
-	KW(MT_EV_FILE, "file"),
-	KW(MT_EV_FN, "fn"),
-	KW(MT_EV_LOC, "loc"),
-	KW(MT_EV_CALL, "call"),
-	KW(MT_EV_RET, "ret"),
-	KW(MT_EV_JMP, "jmp"),
-	KW(MT_EV_BR, "br"),
-	KW(MT_EV_SYSCALL, "syscall"),
-	KW(MT_EV_SYSRET, "sysret"),
-	KW(MT_EV_IRQ, "irq"),
-	KW(MT_EV_IRET, "iret"),
-	KW(MT_EV_DISABLE, "disable"),
-	KW(MT_EV_ENABLE, "enable"),
-	KW(MT_EV_OVERFLOW, "overflow"),
-	KW(MT_EV_ERROR, "error"),
-	KW(MT_EV_TRIGGER, "trigger"),
-	KW(MT_EV_TX, "tx"),
-	KW(MT_EV_END, "end"),
+	KW(MT_EV_NONE, "none", 0, 0),
+	KW(MT_EV_INFO, "info", 0, 0),
+	KW(MT_EV_PROC, "proc", 0, 0),
+	KW(MT_EV_THREAD, "thread", 0, 0),
+	KW(MT_EV_MOD, "mod", 0, 0),
+	KW(MT_EV_FILE, "file", 0, 0),
+	KW(MT_EV_FN, "fn", 0, 0),
+	KW(MT_EV_LOC, "loc", 0, 0),
+	KW(MT_EV_CALL, "call", 2, 1),
+	KW(MT_EV_RET, "ret", 2, 1),
+	KW(MT_EV_JMP, "jmp", 2, 1),
+	KW(MT_EV_BR, "br", 2, 1),
+	KW(MT_EV_SYSCALL, "syscall", 2, 1),
+	KW(MT_EV_SYSRET, "sysret", 2, 1),
+	KW(MT_EV_IRQ, "irq", 2, 1),
+	KW(MT_EV_IRET, "iret", 2, 1),
+	KW(MT_EV_DISABLE, "disable", 1, 0),
+	KW(MT_EV_ENABLE, "enable", 1, 1),
+	KW(MT_EV_OVERFLOW, "overflow", 1, 1),
+	KW(MT_EV_ERROR, "error", 1, 0),
+	KW(MT_EV_TRIGGER, "trigger", 1, 0),
+	KW(MT_EV_TX, "tx", 1, 0),
+	KW(MT_EV_END, "end", 0, 1),
 };
 #undef KW
 
@@ -61,17 +64,7 @@ mt_ev_kind_name(enum mt_ev_kind kind)
 int
 mt_ev_naddr(enum mt_ev_kind kind)
 {
-	switch (kind) {
-	case MT_EV_CALL: case MT_EV_RET: case MT_EV_JMP: case MT_EV_BR:
-	case MT_EV_SYSCALL: case MT_EV_SYSRET: case MT_EV_IRQ:
-	case MT_EV_IRET:
-		return 2;
-	case MT_EV_DISABLE: case MT_EV_ENABLE: case MT_EV_OVERFLOW:
-	case MT_EV_ERROR: case MT_EV_TRIGGER: case MT_EV_TX:
-		return 1;
-	default:
-		return 0;
-	}
+	return MT_EV_IS_EVENT(kind) ? kinds[kind].naddr : 0;
 }
 
 enum mt_ev_kind
@@ -123,8 +116,7 @@ mt_ev_kind_lookup(const char *w, size_t n)
 int
 mt_ev_plain(enum mt_ev_kind kind)
 {
-	return MT_EV_IS_EVENT(kind) && kind != MT_EV_DISABLE &&
-	    kind != MT_EV_ERROR && kind != MT_EV_TRIGGER && kind != MT_EV_TX;
+	return MT_EV_IS_EVENT(kind) && kinds[kind].plain;
 }
 
 /*
@@ -662,6 +654,22 @@ struct mt_evw {
 	int fd;
 	int err;		/* sticky error */
 	size_t len;		/* bytes in buf */
+	/* fmt_time's last high part: t_base, a multiple of 10^4 (>= 10^4),
+	 * and the decimal text of t_base / 10^4 (t_len digits). */
+	uint64_t t_base;
+	char t_txt[24];
+	uint8_t t_len;
+	/* fmt_addr_kept's texts of addresses' high parts (above the last 16
+	 * bits), direct-mapped by the high part's low 4 bits. */
+	struct {
+		uint64_t hi;	/* address >> 16; UINT64_MAX: empty */
+		char txt[16];	/* " 0x" and hi's hex digits */
+		uint8_t len;	/* bytes of txt */
+	} ahi[16];
+	/* fmt_tid's last tid and its text, " " and decimal (tid_len). */
+	uint8_t tid_len;
+	uint32_t tid;
+	char tid_txt[16];
 	char buf[WBUF_SIZE];
 };
 
@@ -723,13 +731,6 @@ static const char dec2[] =
     "62636465666768697071727374757677787980818283848586878889909192"
     "93949596979899";
 
-#define HEX16(a) a "0" a "1" a "2" a "3" a "4" a "5" a "6" a "7" \
-	a "8" a "9" a "a" a "b" a "c" a "d" a "e" a "f"
-/* "00" to "ff", two lowercase digits per byte value. */
-static const char hex2[] = HEX16("0") HEX16("1") HEX16("2") HEX16("3")
-    HEX16("4") HEX16("5") HEX16("6") HEX16("7") HEX16("8") HEX16("9")
-    HEX16("a") HEX16("b") HEX16("c") HEX16("d") HEX16("e") HEX16("f");
-
 /* Number of decimal digits of @v (1 to 20). */
 static inline int
 dec_digits(uint64_t v)
@@ -772,29 +773,145 @@ fmt_num(char *o, uint64_t v)
 	return end;
 }
 
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "hex8() stores its digits for a little-endian CPU"
+#endif
+
 /*
- * " 0x" and lowercase hex @v without leading zeros at @o, a byte per
- * step from the last digit back; returns the end.  Room for 19 bytes.
+ * The 8 lowercase hex digits of @v, most significant first, as 8 bytes to
+ * store (a nibble per byte, then each made its digit: all at once).
+ */
+static inline uint64_t
+hex8(uint32_t v)
+{
+	uint64_t x = v;
+
+	x = (x | x << 16) & 0x0000ffff0000ffffull;
+	x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+	x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;	/* byte i: nibble i */
+	/* '0' + n, and 'a' - '0' - 10 more where n >= 10 */
+	x += 0x3030303030303030ull +
+	    (((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull) *
+	    0x27;
+	return __builtin_bswap64(x);
+}
+
+/*
+ * " 0x" and lowercase hex @v without leading zeros at @o, eight digits
+ * at a time; returns the end.  Writes no more than 19 bytes from @o
+ * (past the end: bytes the next field overwrites).
  */
 static inline char *
 fmt_addr(char *o, uint64_t v)
 {
-	int bits = 64 - __builtin_clzll(v | 1);
-	char *end = o + 3 + (bits + 3) / 4, *p = end;
+	int nd = (67 - __builtin_clzll(v | 1)) / 4;	/* digits, 1 to 16 */
+	uint64_t h;
 
 	o[0] = ' ';
 	o[1] = '0';
 	o[2] = 'x';
-	while (v >= 0x100) {
-		p -= 2;
-		memcpy(p, hex2 + 2 * (v & 0xff), 2);
-		v >>= 8;
+	o += 3;
+	if (nd > 8) {
+		h = hex8((uint32_t)((v >> 32) << (64 - 4 * nd)));
+		memcpy(o, &h, 8);
+		o += nd - 8;
+		h = hex8((uint32_t)v);
+		memcpy(o, &h, 8);
+		return o + 8;
 	}
-	if (v >= 0x10)
-		memcpy(p - 2, hex2 + 2 * v, 2);
-	else
-		p[-1] = hex2[2 * v + 1];
-	return end;
+	h = hex8((uint32_t)(v << (32 - 4 * nd)));
+	memcpy(o, &h, 8);
+	return o + nd;
+}
+
+/* "00" to "ff", two lowercase hex digits per byte value. */
+#define HEX16(a) a "0" a "1" a "2" a "3" a "4" a "5" a "6" a "7" \
+	a "8" a "9" a "a" a "b" a "c" a "d" a "e" a "f"
+static const char hex2[] = HEX16("0") HEX16("1") HEX16("2") HEX16("3")
+    HEX16("4") HEX16("5") HEX16("6") HEX16("7") HEX16("8") HEX16("9")
+    HEX16("a") HEX16("b") HEX16("c") HEX16("d") HEX16("e") HEX16("f");
+
+/*
+ * fmt_addr_kept()'s miss: keep the text of @v's high part, or (an
+ * address below 0x10000) write @v at @o and return the end; NULL: kept.
+ */
+static __attribute__((noinline)) char *
+fmt_addr_new(struct mt_evw *w, char *o, uint64_t v)
+{
+	uint64_t hi = v >> 16;
+	unsigned i = (unsigned)hi & 15;
+
+	if (hi == 0)
+		return fmt_addr(o, v);
+	w->ahi[i].hi = hi;
+	w->ahi[i].len = (uint8_t)(fmt_addr(w->ahi[i].txt, hi) -
+	    w->ahi[i].txt);
+	return NULL;
+}
+
+/*
+ * fmt_addr() with the text of @v's high part (above its last 16 bits)
+ * kept from an earlier address of the same high part (code addresses
+ * share theirs): a copy and two digit pairs.  The same bytes, written no
+ * further than 19 bytes from @o.
+ */
+static inline __attribute__((always_inline)) char *
+fmt_addr_kept(struct mt_evw *w, char *o, uint64_t v)
+{
+	uint64_t hi = v >> 16;
+	unsigned i = (unsigned)hi & 15;
+
+	if (w->ahi[i].hi != hi) {
+		char *e = fmt_addr_new(w, o, v);
+
+		if (e != NULL)
+			return e;
+	}
+	memcpy(o, w->ahi[i].txt, 16);
+	o += w->ahi[i].len;
+	memcpy(o, hex2 + 2 * ((v >> 8) & 0xff), 2);
+	memcpy(o + 2, hex2 + 2 * (v & 0xff), 2);
+	return o + 4;
+}
+
+/*
+ * An event's time, decimal, at @o: the digits above the last four are
+ * kept from the last call (times of a stream are close), so a time costs
+ * a copy and two digit pairs; returns the end.  Writes no more than 20
+ * bytes from @o.
+ */
+static inline char *
+fmt_time(struct mt_evw *w, char *o, uint64_t t)
+{
+	uint64_t lo = t - w->t_base;
+
+	if (lo >= 10000) {
+		/* the last block is not kept: t_base + 9999 must not wrap */
+		if (t < 10000 || t > UINT64_MAX - 10000)
+			return fmt_num(o, t);
+		w->t_base = t - t % 10000;
+		w->t_len = (uint8_t)(fmt_num(w->t_txt, t / 10000) - w->t_txt);
+		lo = t - w->t_base;
+	}
+	memcpy(o, w->t_txt, 16);
+	o += w->t_len;
+	memcpy(o, dec2 + 2 * (lo / 100), 2);
+	memcpy(o + 2, dec2 + 2 * (lo % 100), 2);
+	return o + 4;
+}
+
+/* " " and decimal @tid at @o, kept from the last call; returns the end.
+ * Writes 16 bytes from @o. */
+static inline char *
+fmt_tid(struct mt_evw *w, char *o, uint32_t tid)
+{
+	if (tid != w->tid) {
+		w->tid = tid;
+		w->tid_len = (uint8_t)(fmt_num(w->tid_txt + 1, tid) -
+		    w->tid_txt);
+	}
+	memcpy(o, w->tid_txt, 16);
+	return o + w->tid_len;
 }
 
 /* Decimal @v, without a separator. */
@@ -856,13 +973,23 @@ mt_evw_new(struct mt_evw **wp, int fd)
 {
 	struct mt_evw *w = malloc(sizeof(*w));
 	char hdr[64];
-	int n;
+	int n, i;
 
 	if (w == NULL)
 		return -MT_E_NOMEM;
 	w->fd = fd;
 	w->err = 0;
 	w->len = 0;
+	w->t_base = 10000;
+	memset(w->t_txt, '0', sizeof(w->t_txt));
+	w->t_txt[0] = '1';
+	w->t_len = 1;
+	memset(w->tid_txt, '0', sizeof(w->tid_txt));
+	w->tid_txt[0] = ' ';
+	w->tid_len = 2;
+	w->tid = 0;
+	for (i = 0; i < 16; i++)
+		w->ahi[i].hi = UINT64_MAX;
 	n = snprintf(hdr, sizeof(hdr), "%s %d.%d\n", MT_EV_MAGIC,
 	    MT_EV_MAJOR, MT_EV_MINOR);
 	put(w, hdr, (size_t)n);
@@ -894,7 +1021,8 @@ mt_evw_comment(struct mt_evw *w, const char *text)
 }
 
 /* An event line's bytes but for its string: keyword, time, tid, two
- * addresses, an offset, two loc ids, the newline. */
+ * addresses, an offset, two loc ids, the newline (each field's most,
+ * with what its fmt_ function writes past its end). */
 #define EV_LINE_MAX	(8 + 2 * 21 + 2 * 19 + 21 + 2 * 12 + 1)
 
 /* " STR" at @o, escaped as put_str does; @n is strlen(@s). */
@@ -964,13 +1092,12 @@ write_event(struct mt_evw *w, const struct mt_ev *ev)
 	memcpy(o, kinds[k].s, 8);
 	o += kinds[k].n;
 	*o++ = ' ';
-	o = fmt_num(o, ev->time);
-	*o++ = ' ';
-	o = fmt_num(o, ev->tid);
+	o = fmt_time(w, o, ev->time);
+	o = fmt_tid(w, o, ev->tid);
 	if (na > 0)
-		o = fmt_addr(o, ev->addr[0]);
+		o = fmt_addr_kept(w, o, ev->addr[0]);
 	if (na > 1)
-		o = fmt_addr(o, ev->addr[1]);
+		o = fmt_addr_kept(w, o, ev->addr[1]);
 	if (k == MT_EV_ERROR) {
 		*o++ = ' ';
 		o = fmt_num(o, ev->num);
@@ -986,6 +1113,47 @@ write_event(struct mt_evw *w, const struct mt_ev *ev)
 	}
 	*o++ = '\n';
 	w->len = (size_t)(o - w->buf);
+}
+
+/* mt_evw_event() of a kind with a string or a number: through the struct. */
+static __attribute__((noinline)) int
+write_struct(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
+    uint32_t tid, uint64_t a0, uint64_t a1)
+{
+	struct mt_ev ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = kind;
+	ev.time = time;
+	ev.tid = tid;
+	ev.addr[0] = a0;
+	ev.addr[1] = a1;
+	return mt_evw_write(w, &ev);
+}
+
+int
+mt_evw_event(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
+    uint32_t tid, uint64_t a0, uint64_t a1)
+{
+	char *o;
+	int na;
+
+	if (!(MT_EV_IS_EVENT(kind) && kinds[kind].plain))
+		return write_struct(w, kind, time, tid, a0, a1);
+	na = kinds[kind].naddr;
+	o = room(w, EV_LINE_MAX);
+	memcpy(o, kinds[kind].s, 8);
+	o += kinds[kind].n;
+	*o++ = ' ';
+	o = fmt_time(w, o, time);
+	o = fmt_tid(w, o, tid);
+	if (na > 0)
+		o = fmt_addr_kept(w, o, a0);
+	if (na > 1)
+		o = fmt_addr_kept(w, o, a1);
+	*o++ = '\n';
+	w->len = (size_t)(o - w->buf);
+	return w->err;
 }
 
 int

@@ -127,6 +127,14 @@ struct mt_evw;
  */
 int mt_evw_new(struct mt_evw **w, int fd);
 int mt_evw_write(struct mt_evw *w, const struct mt_ev *ev);
+/*
+ * The event record mt_evw_write() writes for @kind at @time on @tid with
+ * addresses @a0, @a1 (as many as mt_ev_naddr(@kind) says), no string, no
+ * number and no loc ids: the same bytes, without a struct mt_ev and, for
+ * mt_ev_plain() kinds, in one pass (the decoder's branches).
+ */
+int mt_evw_event(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
+    uint32_t tid, uint64_t a0, uint64_t a1);
 int mt_evw_comment(struct mt_evw *w, const char *text);
 /* @n bytes as they are (a line copied through, with its '\n'). */
 int mt_evw_raw(struct mt_evw *w, const char *s, size_t n);

@@ -94,7 +94,7 @@ struct dec_buf {
 	struct pt_image *img;	/* the image dec_set_image gave it */
 	uint64_t gap_at;	/* the last event: a trap (FUP + TIP.PGD)
 				 * here, maybe a probe's (dec_probe_branch) */
-	struct mt_ev ev;	/* record being written */
+	struct mt_ev ev;	/* dec_emit_str's record (only its fields set) */
 	/* A segment of the buffer (-j N, parallel.h); NULL: all of it. */
 	const struct dec_unit *u;
 	struct dec_unit_res *res;

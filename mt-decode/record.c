@@ -55,12 +55,10 @@ dec_xol_end(struct dec_buf *b)
 }
 
 
-void
-dec_emit(struct dec_buf *b, enum mt_ev_kind k, uint64_t time, uint64_t a0,
-    uint64_t a1)
+/* A record of @b's thread at @time is written: the run's times follow. */
+static inline void
+dec_note(struct dec_buf *b, uint64_t time)
 {
-	b->ev.kind = k;
-	b->ev.time = time;
 	b->last_t = time;
 	if (b->run != NULL) {
 		if (!b->run_ev && time < b->run->key)
@@ -69,20 +67,30 @@ dec_emit(struct dec_buf *b, enum mt_ev_kind k, uint64_t time, uint64_t a0,
 		if (time > b->run_last)
 			b->run_last = time;
 	}
-	b->ev.tid = b->tid;
-	b->ev.addr[0] = a0;
-	b->ev.addr[1] = a1;
-	mt_evw_write(b->r->w, &b->ev);
 	b->r->st->events++;
+}
+
+void
+dec_emit(struct dec_buf *b, enum mt_ev_kind k, uint64_t time, uint64_t a0,
+    uint64_t a1)
+{
+	dec_note(b, time);
+	mt_evw_event(b->r->w, k, time, b->tid, a0, a1);
 }
 
 void
 dec_emit_str(struct dec_buf *b, enum mt_ev_kind k, uint64_t time,
     uint64_t ip, uint64_t num, const char *str)
 {
+	b->ev.kind = k;
+	b->ev.time = time;
+	b->ev.tid = b->tid;
+	b->ev.addr[0] = ip;
+	b->ev.addr[1] = 0;
 	b->ev.num = num;
 	b->ev.str[0] = str;
-	dec_emit(b, k, time, ip, 0);
+	dec_note(b, time);
+	mt_evw_write(b->r->w, &b->ev);
 	b->ev.str[0] = NULL;
 	b->ev.num = 0;
 }

@@ -31,9 +31,12 @@ text_fd(const char *text)
 	return fd;
 }
 
-/* Write @evs with the writer and return the text (malloc'd). */
+/*
+ * Write @evs with the writer and return the text (malloc'd); @plain:
+ * through mt_evw_event() (kind, time, tid, addresses only).
+ */
 static char *
-write_text(const struct mt_ev *evs, int n)
+write_text_as(const struct mt_ev *evs, int n, int plain)
 {
 	char path[] = "/tmp/mt-test-ev-XXXXXX";
 	int fd = mkstemp(path), i;
@@ -45,7 +48,9 @@ write_text(const struct mt_ev *evs, int n)
 	if (fd < 0 || mt_evw_new(&w, fd) < 0)
 		return NULL;
 	for (i = 0; i < n; i++)
-		if (mt_evw_write(w, &evs[i]) < 0)
+		if ((plain ? mt_evw_event(w, evs[i].kind, evs[i].time,
+		    evs[i].tid, evs[i].addr[0], evs[i].addr[1]) :
+		    mt_evw_write(w, &evs[i])) < 0)
 			return NULL;
 	if (mt_evw_free(w) < 0)
 		return NULL;
@@ -57,6 +62,12 @@ write_text(const struct mt_ev *evs, int n)
 	}
 	close(fd);
 	return buf;
+}
+
+static char *
+write_text(const struct mt_ev *evs, int n)
+{
+	return write_text_as(evs, n, 0);
 }
 
 static const char expected_text[] =
@@ -426,6 +437,72 @@ numbers_at_every_digit_border(void)
 	free(evs);
 }
 
+/*
+ * mt_evw_event() writes what printf writes for every event kind without
+ * strings, and what mt_evw_write() writes for the others (a string or
+ * number left out: "-", 0), over times and addresses that run in small
+ * steps across the borders the writer's kept digits change at (10^4 for
+ * times, 2^16 for addresses), jump far and back, and tids that change.
+ */
+static void
+event_writes_what_printf_writes(void)
+{
+	enum { N = 6000 };
+	struct mt_ev *evs = calloc(N, sizeof(*evs));
+	char *want = malloc(N * 80), *got, *o = want;
+	uint64_t t = 9990, a = 0xfff0, far[] = { 0, 1, 0xffff, 0x10000,
+	    0x7fffffffe000ull, UINT64_MAX, 99999, 100000, 0x401000 };
+	int i, bad = 0;
+
+	o += sprintf(o, "mt-events 1.2\n");
+	for (i = 0; i < N; i++) {
+		struct mt_ev *e = &evs[i];
+		enum mt_ev_kind k = (enum mt_ev_kind)(MT_EV_CALL +
+		    i % (MT_EV_END - MT_EV_CALL + 1));
+		int na = mt_ev_naddr(k);
+
+		t += (uint64_t)(i % 7);
+		a += (uint64_t)(i % 11) * 3;
+		e->kind = k;
+		e->time = i % 97 == 5 ? far[i % 9] : t;
+		if (i >= 200 && i < 203)	/* the top block, then below it */
+			e->time = i == 200 ? UINT64_MAX - 5 : i == 201 ? 0 : 1616;
+		e->tid = i % 50 < 40 ? 4242 : (uint32_t)(i % 3 ? i : 0);
+		e->addr[0] = i % 89 == 3 ? far[(i / 89) % 9] : a;
+		e->addr[1] = i % 13 == 1 ? far[i % 9] : a + 0x20000;
+		if (!mt_ev_plain(k)) {
+			struct mt_ev one = *e;
+
+			got = write_text(&one, 1);
+			CHECK(got != NULL);
+			if (got != NULL)
+				o += sprintf(o, "%s", got + strlen("mt-events 1.2\n"));
+			free(got);
+			continue;
+		}
+		o += sprintf(o, "%s %llu %u", mt_ev_kind_name(k),
+		    (unsigned long long)e->time, e->tid);
+		if (na > 0)
+			o += sprintf(o, " 0x%llx", (unsigned long long)e->addr[0]);
+		if (na > 1)
+			o += sprintf(o, " 0x%llx", (unsigned long long)e->addr[1]);
+		o += sprintf(o, "\n");
+	}
+	got = write_text_as(evs, N, 1);
+	CHECK(got != NULL);
+	if (got != NULL && strcmp(got, want) != 0) {
+		for (i = 0; got[i] == want[i]; i++)
+			;
+		printf("# first difference at byte %d: '%.40s', expected "
+		    "'%.40s'\n", i, got + i, want + i);
+		bad = 1;
+	}
+	CHECK(!bad);
+	free(got);
+	free(want);
+	free(evs);
+}
+
 int
 main(void)
 {
@@ -435,5 +512,6 @@ main(void)
 	TEST(malformed_lines_name_line_and_field);
 	TEST(long_lines_and_last_line_without_newline);
 	TEST(numbers_at_every_digit_border);
+	TEST(event_writes_what_printf_writes);
 	return tap_done();
 }
