@@ -58,13 +58,41 @@ struct raw_opts {
 	int nelfs;
 };
 
+/* The synopsis on stderr (bad usage), all of it on stdout (--help). */
 static void
 raw_usage(FILE *fp)
 {
-	fprintf(fp, "usage: mt-capture import-raw --pt file [--cpu f/m/s] "
-	    "[--elf file[@bias]] [--elf-ref file[@bias]] [--filter lo-hi] "
-	    "[--pages addrfile,dumpfile] -o snapshot "
+	fprintf(fp,
+	    "usage: mt-capture import-raw [-h] [--cpu family/model/stepping]\n"
+	    "                             [--elf file[@bias]] "
+	    "[--elf-ref file[@bias]]\n"
+	    "                             [--filter lo-hi] "
+	    "[--pages addrfile,dumpfile]\n"
+	    "                             --pt file -o snapshot "
 	    "[file[:offset[-size]]@addr ...]\n");
+	if (fp == stderr)
+		return;
+	fprintf(fp,
+	    "Build a snapshot from a raw Intel PT byte file recorded by\n"
+	    "another tool and the code it ran, for mt-decode.  Each operand\n"
+	    "maps size bytes (default: to the end) of a file from offset\n"
+	    "(default 0) at addr, as ptxed maps a raw image.\n"
+	    "  --pt FILE          the raw PT bytes (required)\n"
+	    "  -o, --output FILE  snapshot to write (required; '-' stdout, not\n"
+	    "                     a terminal); renamed into place when complete\n"
+	    "  --cpu F/M/S        the recording CPU's family/model/stepping\n"
+	    "                     (for libipt's errata)\n"
+	    "  --elf FILE[@BIAS]  bundle an ELF file, each executable segment\n"
+	    "                     mapped at its address + BIAS (default 0)\n"
+	    "  --elf-ref FILE[@BIAS]\n"
+	    "                     the same mappings by path and build-id only,\n"
+	    "                     for a file mt-decode finds on disk\n"
+	    "  --filter LO-HI     an IP filter range the trace was recorded\n"
+	    "                     with (repeat for up to %d)\n"
+	    "  --pages ADDRFILE,DUMPFILE\n"
+	    "                     kAFL/Nyx page dumps: little-endian u64 page\n"
+	    "                     addresses, and the 4 KiB pages in that order\n"
+	    "  -h, --help         this help\n", MT_SNAP_MAX_FILTERS);
 }
 
 /* Read all of @path; returns 0 or -1 with errno set. */
