@@ -10,9 +10,9 @@
 /* Deepest frame index shown (Perfetto keeps 512 levels per track). */
 #define FXT_DEPTH_CAP	500
 /*
- * Default gzip level.  zlib's level 4 is the fastest of the lazy-matching
- * levels (4-9); on mt's FXT it compresses within 5% of level 6 (smaller on
- * the synthetic benchmark) in half the time (bench/RESULTS.md).
+ * Default gzip level (libdeflate's, sink.c).  Its level 4 compresses mt's
+ * FXT to about gzip -6's size in less CPU time than gzip -4
+ * (bench/RESULTS.md, "Session 8").
  */
 #define FXT_GZIP_LEVEL	4
 

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Output sink (see sink.h).  Bytes gather in a 64 KiB buffer; full
- * buffers are written out or deflated (gzip wrapper, zlib) into a second
- * buffer that is written out.  The file itself (temporary name, rename,
- * devices and standard output written in place) is common/outfile.h's.
+ * Output sink (see sink.h).  Plain output gathers in a 64 KiB buffer
+ * that is written out when full.  Compressed output gathers in a buffer
+ * of SINK_MEMBER bytes; each full buffer, and the rest at the end, is
+ * compressed by libdeflate into one complete gzip member (RFC 1952: a
+ * gzip file is a series of members, its data their data concatenated)
+ * and written out.  Memory stays constant whatever the output's size;
+ * each member starts with an empty window, which costs little at this
+ * size.  The file itself (temporary name, rename, devices and standard
+ * output written in place) is common/outfile.h's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,21 +17,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "err.h"
 #include "outfile.h"
 #include "sink.h"
 
-#define SINK_BUF (64 * 1024)
+#define SINK_BUF (64 * 1024)		/* plain output's buffer */
+#define SINK_MEMBER (128 * 1024)	/* uncompressed bytes per gzip member */
 
 struct sink {
 	struct mt_outfile of;	/* the file, its temporary name */
-	int gz;			/* compressing */
-	z_stream z;		/* deflate state when gz */
+	struct libdeflate_compressor *z;	/* NULL: plain output */
 	uint8_t *buf;		/* pending uncompressed bytes */
-	size_t len;
-	uint8_t *zbuf;		/* compressed output */
+	size_t len, cap;	/* in buf; its size */
+	uint8_t *zbuf;		/* one compressed member */
+	size_t zcap;
+	uint64_t members;	/* gzip members written */
 	uint64_t bytes;		/* uncompressed bytes accepted */
 	int err;		/* sticky -MT_E_* */
 	char msg[256];		/* reason for err */
@@ -64,40 +71,26 @@ write_all(struct sink *s, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* Write the pending bytes out, as one gzip member when compressing. */
 static int
-deflate_out(struct sink *s, const uint8_t *p, size_t n, int flush)
+drain(struct sink *s)
 {
-	int zr;
-
-	s->z.next_in = (Bytef *)(uintptr_t)p;
-	s->z.avail_in = (uInt)n;
-	do {
-		s->z.next_out = s->zbuf;
-		s->z.avail_out = SINK_BUF;
-		zr = deflate(&s->z, flush);
-		if (zr == Z_STREAM_ERROR)
-			return fail(s, -MT_E_IO, "zlib: %s",
-			    s->z.msg ? s->z.msg : "deflate failed");
-		if (write_all(s, s->zbuf, SINK_BUF - s->z.avail_out) < 0)
-			return s->err;
-	} while (s->z.avail_out == 0 || (flush == Z_FINISH &&
-	    zr != Z_STREAM_END));
-	return 0;
-}
-
-static int
-drain(struct sink *s, int flush)
-{
+	size_t n;
 	int rc;
 
 	if (s->err)
 		return s->err;
-	if (s->gz)
-		rc = deflate_out(s, s->buf, s->len, flush);
-	else
+	if (s->z == NULL) {
 		rc = write_all(s, s->buf, s->len);
+		s->len = 0;
+		return rc;
+	}
+	n = libdeflate_gzip_compress(s->z, s->buf, s->len, s->zbuf, s->zcap);
 	s->len = 0;
-	return rc;
+	if (n == 0)	/* cannot happen: zcap is libdeflate's bound */
+		return fail(s, -MT_E_IO, "libdeflate: member over its bound");
+	s->members++;
+	return write_all(s, s->zbuf, n);
 }
 
 int
@@ -107,38 +100,44 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 	int rc;
 
 	*sp = NULL;
-	if (s == NULL || (s->buf = malloc(SINK_BUF)) == NULL ||
-	    (level > 0 && (s->zbuf = malloc(SINK_BUF)) == NULL)) {
+	if (s == NULL) {
 		snprintf(msg, n, "out of memory");
-		if (s)
-			free(s->buf);
-		free(s);
 		return -MT_E_NOMEM;
+	}
+	s->cap = SINK_BUF;
+	if (level > 0) {
+		s->z = libdeflate_alloc_compressor(level);
+		s->cap = SINK_MEMBER;
+		if (s->z != NULL)
+			s->zcap = libdeflate_gzip_compress_bound(s->z, s->cap);
+		if (s->z == NULL || (s->zbuf = malloc(s->zcap)) == NULL) {
+			snprintf(msg, n, "out of memory");
+			rc = -MT_E_NOMEM;
+			goto bad;
+		}
+	}
+	if ((s->buf = malloc(s->cap)) == NULL) {
+		snprintf(msg, n, "out of memory");
+		rc = -MT_E_NOMEM;
+		goto bad;
 	}
 	rc = mt_outfile_open(&s->of, path, 0666, 0);
 	if (rc == -MT_E_NOMEM) {
 		snprintf(msg, n, "out of memory");
-		goto bad;
+		goto bad_file;
 	}
 	if (rc < 0) {
 		/* A device or FIFO (/dev/null) is opened, never replaced. */
 		snprintf(msg, n, "cannot %s '%s': %s", s->of.in_place ?
 		    "open" : "create", path, strerror(errno));
-		goto bad;
-	}
-	if (level > 0) {
-		if (deflateInit2(&s->z, level, Z_DEFLATED, 15 + 16, 8,
-		    Z_DEFAULT_STRATEGY) != Z_OK) {
-			snprintf(msg, n, "zlib: cannot start deflate");
-			rc = -MT_E_NOMEM;
-			goto bad;
-		}
-		s->gz = 1;
+		goto bad_file;
 	}
 	*sp = s;
 	return 0;
-bad:
+bad_file:
 	mt_outfile_abort(&s->of);
+bad:
+	libdeflate_free_compressor(s->z);
 	free(s->buf);
 	free(s->zbuf);
 	free(s);
@@ -154,7 +153,7 @@ sink_write(struct sink *s, const void *p, size_t n)
 		return s->err;
 	s->bytes += n;
 	while (n > 0) {
-		size_t k = SINK_BUF - s->len;
+		size_t k = s->cap - s->len;
 
 		if (k > n)
 			k = n;
@@ -162,7 +161,7 @@ sink_write(struct sink *s, const void *p, size_t n)
 		s->len += k;
 		b += k;
 		n -= k;
-		if (s->len == SINK_BUF && drain(s, Z_NO_FLUSH) < 0)
+		if (s->len == s->cap && drain(s) < 0)
 			return s->err;
 	}
 	return 0;
@@ -240,10 +239,10 @@ sink_close(struct sink *s, int commit, char *msg, size_t n)
 
 	if (s == NULL)
 		return 0;
-	if (commit)
-		drain(s, Z_FINISH);
-	if (s->gz)
-		deflateEnd(&s->z);
+	/* A gzip file has at least one member, an empty output too. */
+	if (commit && (s->len > 0 || (s->z != NULL && s->members == 0)))
+		drain(s);
+	libdeflate_free_compressor(s->z);
 	if (commit && !s->err) {
 		name = strdup(s->of.path);	/* the commit frees it */
 		if (mt_outfile_commit(&s->of) < 0)

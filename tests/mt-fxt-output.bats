@@ -10,33 +10,88 @@ magic() {
 	od -An -tx1 -N8 "$1" | tr -d ' \n'
 }
 
-# The gzip stream zlib writes at level $2 for the bytes of file $1.
-zlib_gz() {
+# The gzip members of file $1, read by Python's zlib (one decompressor
+# per member, RFC 1952): a line per member with its uncompressed size
+# and its XFL header byte.  Fails on a bad or truncated member.
+gz_members() {
 	python3 -c 'import sys, zlib
-c = zlib.compressobj(int(sys.argv[2]), zlib.DEFLATED, 31)
-sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())' "$1" "$2"
+data = open(sys.argv[1], "rb").read()
+while data:
+    d = zlib.decompressobj(31)
+    out = d.decompress(data)
+    if not d.eof:
+        sys.exit("truncated member")
+    print(len(out), data[8])
+    data = d.unused_data' "$1"
 }
 
-@test "mt-fxt: -o x.fxt.gz writes gzip (level 4) holding a valid FXT" {
+@test "mt-fxt: -o x.fxt.gz writes gzip (level 4) holding mt-fxt's plain FXT" {
 	run mt-fxt -o "$BATS_TEST_TMPDIR/t.fxt.gz" "$D/basic.events"
 	[ "$status" -eq 0 ]
 	[ "$(magic "$BATS_TEST_TMPDIR/t.fxt.gz" | cut -c1-4)" = 1f8b ]
+	gzip -t "$BATS_TEST_TMPDIR/t.fxt.gz"
 	gzip -dc "$BATS_TEST_TMPDIR/t.fxt.gz" > "$BATS_TEST_TMPDIR/t.fxt"
 	[ "$(magic "$BATS_TEST_TMPDIR/t.fxt")" = 1000044678541600 ]
+	mt-fxt -l 0 -o "$BATS_TEST_TMPDIR/p.fxt" "$D/basic.events"
+	cmp "$BATS_TEST_TMPDIR/t.fxt" "$BATS_TEST_TMPDIR/p.fxt"
 	run "$CHK" "$BATS_TEST_TMPDIR/t.fxt.gz"
 	[ "$status" -eq 0 ]
-	zlib_gz "$BATS_TEST_TMPDIR/t.fxt" 4 > "$BATS_TEST_TMPDIR/z4.gz"
-	cmp "$BATS_TEST_TMPDIR/t.fxt.gz" "$BATS_TEST_TMPDIR/z4.gz"
+	# one member (the trace is under 128 KiB), compressed: level 4
+	# is neither libdeflate's fastest nor its slowest (XFL 0)
+	run gz_members "$BATS_TEST_TMPDIR/t.fxt.gz"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(stat -c %s "$BATS_TEST_TMPDIR/p.fxt") 0" ]
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/t.fxt.gz")" -lt "$(stat -c %s "$BATS_TEST_TMPDIR/p.fxt")" ]
 }
 
-@test "mt-fxt: -l 1, 6 and 9 write zlib's streams of those levels" {
+@test "mt-fxt: -l 1, 6 and 9 compress at those levels, the same FXT" {
 	mt-fxt -l 0 -o "$BATS_TEST_TMPDIR/p.fxt" "$D/basic.events"
-	for l in 1 6 9; do
+	size=$(stat -c %s "$BATS_TEST_TMPDIR/p.fxt")
+	# RFC 1952's XFL: 4 for the fastest level, 2 for the slowest ones
+	for lx in 1:4 6:0 9:2; do
+		l=${lx%:*}
 		run mt-fxt -l $l -o "$BATS_TEST_TMPDIR/l$l.fxt.gz" "$D/basic.events"
 		[ "$status" -eq 0 ]
-		zlib_gz "$BATS_TEST_TMPDIR/p.fxt" $l > "$BATS_TEST_TMPDIR/z$l.gz"
-		cmp "$BATS_TEST_TMPDIR/l$l.fxt.gz" "$BATS_TEST_TMPDIR/z$l.gz"
+		gzip -t "$BATS_TEST_TMPDIR/l$l.fxt.gz"
+		gzip -dc "$BATS_TEST_TMPDIR/l$l.fxt.gz" | cmp - "$BATS_TEST_TMPDIR/p.fxt"
+		run gz_members "$BATS_TEST_TMPDIR/l$l.fxt.gz"
+		[ "$output" = "$size ${lx#*:}" ]
 	done
+}
+
+@test "mt-fxt: a large trace is a series of gzip members of 128 KiB of FXT each" {
+	"$MT_ROOT/tests/helpers/gen-events" --events 40000 --functions 300 --threads 3 > "$BATS_TEST_TMPDIR/s.events"
+	mt-fxt -l 0 -o "$BATS_TEST_TMPDIR/p.fxt" "$BATS_TEST_TMPDIR/s.events"
+	size=$(stat -c %s "$BATS_TEST_TMPDIR/p.fxt")
+	[ "$size" -gt $((3 * 131072)) ]
+	run mt-fxt -o "$BATS_TEST_TMPDIR/t.fxt.gz" "$BATS_TEST_TMPDIR/s.events"
+	[ "$status" -eq 0 ]
+	gzip -t "$BATS_TEST_TMPDIR/t.fxt.gz"
+	zcat "$BATS_TEST_TMPDIR/t.fxt.gz" | cmp - "$BATS_TEST_TMPDIR/p.fxt"
+	run "$CHK" "$BATS_TEST_TMPDIR/t.fxt.gz"
+	[ "$status" -eq 0 ]
+	# every member but the last holds 131,072 bytes, the last the rest
+	run gz_members "$BATS_TEST_TMPDIR/t.fxt.gz"
+	[ "$status" -eq 0 ]
+	n=$(( (size + 131071) / 131072 ))
+	[ "${#lines[@]}" -eq "$n" ]
+	for ((i = 0; i < n - 1; i++)); do
+		[ "${lines[$i]}" = "131072 0" ]
+	done
+	[ "${lines[$((n - 1))]}" = "$((size - (n - 1) * 131072)) 0" ]
+	# the same members on standard output
+	mt-fxt < "$BATS_TEST_TMPDIR/s.events" | cmp - "$BATS_TEST_TMPDIR/t.fxt.gz"
+}
+
+@test "mt-fxt: an empty output compressed is still one gzip member" {
+	printf 'mt-events 1.0\n' > "$BATS_TEST_TMPDIR/e.events"
+	# folded stacks of no events: no bytes
+	run mt-fxt -F folded -l 4 -o "$BATS_TEST_TMPDIR/e.gz" "$BATS_TEST_TMPDIR/e.events"
+	[ "$status" -eq 0 ]
+	gzip -t "$BATS_TEST_TMPDIR/e.gz"
+	[ "$(zcat "$BATS_TEST_TMPDIR/e.gz" | wc -c)" -eq 0 ]
+	run gz_members "$BATS_TEST_TMPDIR/e.gz"
+	[ "$output" = "0 0" ]
 }
 
 @test "mt-fxt: -o x.fxt writes plain FXT, magic first" {
@@ -150,4 +205,25 @@ sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())'
 	done
 	run ls -A "$BATS_TEST_TMPDIR/out"
 	[ -z "$output" ]
+}
+
+@test "mt-fxt: --max-size with gzip: each file is gzip of the plain split's file" {
+	"$MT_ROOT/tests/helpers/gen-events" --events 20000 --functions 50 --threads 3 > "$BATS_TEST_TMPDIR/s.events"
+	mkdir "$BATS_TEST_TMPDIR/gz" "$BATS_TEST_TMPDIR/plain"
+	run mt-fxt --max-size 200k -o "$BATS_TEST_TMPDIR/gz/t.fxt.gz" "$BATS_TEST_TMPDIR/s.events"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "mt-fxt: the trace was split into "*" files (--max-size)" ]]
+	mt-fxt -q --max-size 200k -o "$BATS_TEST_TMPDIR/plain/t.fxt" "$BATS_TEST_TMPDIR/s.events"
+	n=0
+	for f in "$BATS_TEST_TMPDIR"/plain/t.*.fxt; do
+		g=$BATS_TEST_TMPDIR/gz/$(basename "$f").gz
+		gzip -t "$g"
+		zcat "$g" | cmp - "$f"
+		# 200 KiB of FXT at most: one or two members
+		run gz_members "$g"
+		[ "${#lines[@]}" -eq $(( ($(stat -c %s "$f") + 131071) / 131072 )) ]
+		n=$((n + 1))
+	done
+	[ "$n" -ge 2 ]
+	[ "$(ls "$BATS_TEST_TMPDIR/gz" | wc -l)" -eq "$n" ]
 }
