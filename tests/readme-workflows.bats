@@ -21,6 +21,8 @@
 #                             own cache
 
 load helpers/sshd.bash
+load helpers/faults
+load helpers/mt-capture-targets
 
 RL="$MT_ROOT/tests/helpers/readme-line"
 
@@ -38,7 +40,9 @@ setup_file() {
 }
 
 teardown() {
+	[ -n "${CPID:-}" ] && kill -TERM "$CPID" 2>/dev/null
 	[ -n "${TPID:-}" ] && kill -KILL "$TPID" 2>/dev/null
+	[ -n "${EFD:-}" ] && exec {EFD}<&-
 	[ -n "${TFD:-}" ] && exec {TFD}<&-
 	[ -n "${SSHD_DIR:-}" ] && sshd_stop "$SSHD_DIR"
 	true
@@ -83,6 +87,16 @@ target_start() {
 	exec {TFD}< "$fifo"
 	read -r line <&"$TFD"
 	[ "$line" = "$TPID" ]
+}
+
+# reads_of PID: the read system calls PID made so far (/proc/PID/io).
+reads_of() {
+	awk '/^syscr:/ {print $2}' "/proc/$1/io"
+}
+
+# reads_past PID N: PID made more than N read system calls.
+reads_past() {
+	[ "$(reads_of "$1")" -gt "$2" ]
 }
 
 # The frames of the stack at the first trigger, from the text summary.
@@ -132,37 +146,48 @@ trigger_stack() {
 @test "README: attach to a running process, Ctrl+C snapshots and detaches" {
 	cd "$W"
 	# The two lines in one shell (the second uses the first's $!), the
-	# capture in the background so the test can press Ctrl+C.
+	# capture in the background so the test can press Ctrl+C: exec'ed by
+	# a subshell that first writes its pid, mt-capture's, and with its
+	# stderr a fifo the test reads as it comes.
+	rm -f attach.fifo attach.err target.pid cap.pid
+	mkfifo attach.fifo
 	cat > attach.sh <<-EOF
 	$("$RL" './demo/demo 0 &')
 	echo \$! > target.pid
 	(
-	$(no_pt_attach "$("$RL" 'mt-capture attach -p $! -o live.snap')")
-	) 2> attach.err &
-	echo \$! > cap.pid
+	echo \$BASHPID > cap.pid
+	exec $(no_pt_attach "$("$RL" 'mt-capture attach -p $! -o live.snap')")
+	) 2> attach.fifo &
 	wait \$!
 	EOF
 	bash attach.sh &
-	local sh=$! i
-	for i in $(seq 150); do
-		grep -q 'Ctrl-C' attach.err 2>/dev/null && break
-		grep -q 'mt-capture: ' attach.err 2>/dev/null && ! grep -q 'recording' attach.err && break
-		sleep 0.2
+	local sh=$! line syscr0
+	exec {EFD}< attach.fifo
+	# Recording runs once mt-capture says so (or it failed: EOF).
+	while read -r -t 120 line <&"$EFD"; do
+		printf '%s\n' "$line" >> attach.err
+		[[ "$line" == *"Press Ctrl-C"* ]] && break
 	done
 	TPID=$(cat target.pid)
+	CPID=$(cat cap.pid)
 	cat attach.err
 	grep -q 'Ctrl-C' attach.err
-	sleep 0.5
-	pkill -INT -P "$(cat cap.pid)" || true
-	kill -INT "$(cat cap.pid)" 2> /dev/null || true
+	# Then the target goes on recorded until it reads a file (dlopen of
+	# libm each round of its loop; ld.so's reads if attached before main).
+	syscr0=$(reads_of "$TPID")
+	wait_for reads_past "$TPID" "$syscr0"
+	echo "read calls while recorded: $syscr0 -> $(reads_of "$TPID")"
+	kill -INT "$CPID"
+	# The rest of its stderr, up to its exit.
+	cat <&"$EFD" >> attach.err
+	exec {EFD}<&-
 	wait "$sh"
+	CPID=
+	cat attach.err
 	[ -f live.snap ]
 	# The target runs on, neither stopped nor traced.
 	kill -0 "$TPID"
-	run awk '/^TracerPid:/ {print $2}' "/proc/$TPID/status"
-	[ "$output" = 0 ]
-	run awk '/^State:/ {print $2}' "/proc/$TPID/status"
-	[[ "$output" != [tT] ]]
+	not_stopped_nor_traced "$TPID"
 	run mt-decode --stats -o /dev/null live.snap
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
