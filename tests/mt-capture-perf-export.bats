@@ -5,6 +5,8 @@
 # imported with import-raw.  perf script output is compared exactly with
 # tests/data/perf/*.expected (regenerate: tests/data/perf/README).
 
+load helpers/real-pt
+
 setup_file() {
 	D="$BATS_FILE_TMPDIR"
 	cc -O1 -o "$D/ptgen" "$MT_ROOT/tests/helpers/ptgen.c" -lipt
@@ -149,10 +151,8 @@ pip_trace() {
 }
 
 @test "export-perf: the real kAFL trace unzip is detected as a guest trace" {
-	RP="$MT_SHARED/testdata/real-pt"
 	[ -f "$RP/unzip/trace" ] || skip "needs $RP/unzip (../shared)"
-	mt-capture import-raw --pt "$RP/unzip/trace" --filter 0x400000-0x427000 \
-		--pages "$RP/unzip/addr,$RP/unzip/dump" -o unzip.snap
+	real_pt_snap unzip unzip.snap
 	run mt-capture export-perf -o unzip.data unzip.snap
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"the trace was recorded in a guest ("*" PIP packets with NR set)"*"add --guest-as-host" ]]

@@ -7,7 +7,7 @@
 # (end-of-buffer tails and resync points aside: see its header).
 
 ORACLE="$MT_ROOT/tests/helpers/oracle"
-RP="$MT_SHARED/testdata/real-pt"
+load helpers/real-pt
 
 setup_file() {
 	D="$BATS_FILE_TMPDIR"
@@ -87,8 +87,7 @@ both() {	# both SNAPSHOT [oracle options]: calls/returns, then branches
 
 @test "oracle: real trace unzip (every taken branch identical)" {
 	[ -f "$RP/unzip/trace" ] || skip "needs $RP/unzip"
-	mt-capture import-raw --pt "$RP/unzip/trace" --filter 0x400000-0x427000 \
-		--pages "$RP/unzip/addr,$RP/unzip/dump" -o unzip.snap
+	real_pt_snap unzip unzip.snap
 	run "$ORACLE" -b -t 0 -s 0 -x --guest-as-host unzip.snap
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -97,8 +96,7 @@ both() {	# both SNAPSHOT [oracle options]: calls/returns, then branches
 
 @test "oracle: real trace mruby, with its overflow (calls and returns identical)" {
 	[ -f "$RP/mruby/trace" ] || skip "needs $RP/mruby"
-	mt-capture import-raw --pt "$RP/mruby/trace" --filter 0x400000-0x4b6000 \
-		--pages "$RP/mruby/addr,$RP/mruby/dump" -o mruby.snap
+	real_pt_snap mruby mruby.snap
 	run "$ORACLE" -t 0 -s 0 -x --guest-as-host mruby.snap
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -107,8 +105,7 @@ both() {	# both SNAPSHOT [oracle options]: calls/returns, then branches
 
 @test "oracle: it fails when the decoders disagree" {
 	[ -f "$RP/unzip/trace" ] || skip "needs $RP/unzip"
-	mt-capture import-raw --pt "$RP/unzip/trace" --filter 0x400000-0x427000 \
-		--pages "$RP/unzip/addr,$RP/unzip/dump" -o unzip.snap
+	real_pt_snap unzip unzip.snap
 	# Without --guest-as-host perf looks for a guest machine (PIP.NR)
 	# and decodes nothing.
 	run "$ORACLE" unzip.snap

@@ -6,8 +6,7 @@
 # what tests/mt-decode-real.bats and tests/data/decode/*.expected check.
 
 load helpers/gen-synth
-
-RP="$MT_SHARED/testdata/real-pt"
+load helpers/real-pt
 
 setup_file() {
 	T="$BATS_FILE_TMPDIR"
@@ -50,12 +49,8 @@ same() {
 
 @test "mt-decode cache: the real traces decode to libipt's stream, all through the cache" {
 	[ -f "$RP/unzip/trace" ] || skip "needs the real traces in $RP"
-	mt-capture import-raw --pt "$RP/unzip/trace" \
-		--pages "$RP/unzip/addr,$RP/unzip/dump" \
-		--filter 0x400000-0x427000 -o "$T/unzip.snap"
-	mt-capture import-raw --pt "$RP/mruby/trace" \
-		--pages "$RP/mruby/addr,$RP/mruby/dump" \
-		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
+	real_pt_snap unzip "$T/unzip.snap"
+	real_pt_snap mruby "$T/mruby.snap"
 	for n in unzip mruby; do
 		for o in -q --all-branches; do
 			same "$T/$n.snap" $o
@@ -70,9 +65,7 @@ cache-fallbacks: 0" ]
 
 @test "mt-decode cache: past its bound of walks it gives the buffer back to libipt and says so" {
 	[ -f "$RP/unzip/trace" ] || skip "needs the real traces in $RP"
-	[ -f "$T/unzip.snap" ] || mt-capture import-raw --pt "$RP/unzip/trace" \
-		--pages "$RP/unzip/addr,$RP/unzip/dump" \
-		--filter 0x400000-0x427000 -o "$T/unzip.snap"
+	[ -f "$T/unzip.snap" ] || real_pt_snap unzip "$T/unzip.snap"
 	MT_DECODE_CACHE_WALKS=50 same "$T/unzip.snap"
 	[ "$(cat "$T/cache")" = "cache-buffers: 0
 cache-fallbacks: 1
@@ -81,9 +74,7 @@ cache-full: 1" ]
 
 @test "mt-decode cache: -j 2 workers decode the segments of a split real trace through the cache" {
 	[ -f "$RP/unzip/trace" ] || skip "needs the real traces in $RP"
-	mt-capture import-raw --pt "$RP/mruby/trace" \
-		--pages "$RP/mruby/addr,$RP/mruby/dump" \
-		--filter 0x400000-0x4b6000 -o "$T/mruby2.snap"
+	real_pt_snap mruby "$T/mruby2.snap"
 	mt-decode --no-cache -o "$T/lib.ev" "$T/mruby2.snap"
 	for j in 2 3; do
 		MT_DECODE_SEGMENT_BYTES=65536 run mt-decode -j $j -s -o "$T/j.ev" "$T/mruby2.snap"
@@ -135,10 +126,7 @@ PY
 # back to libipt.
 @test "mt-decode cache: a section per page (pages as separate images) gives the same stream" {
 	[ -f "$RP/unzip/trace" ] || skip "needs the real traces in $RP"
-	mapfile -t ops < <(od -An -v -t x8 -w8 "$RP/unzip/addr" |
-		awk -v d="$RP/unzip/dump" '{ printf "%s:%d-4096@0x%s\n", d, (NR - 1) * 4096, $1 }')
-	mt-capture import-raw --pt "$RP/unzip/trace" \
-		--filter 0x400000-0x427000 -o "$T/unzip-pages.snap" "${ops[@]}"
+	real_pt_page_snap unzip "$T/unzip-pages.snap"
 	same "$T/unzip-pages.snap"
 	[ "$(cat "$T/cache")" = "cache-buffers: 0
 cache-fallbacks: 1" ]

@@ -6,18 +6,13 @@
 # a pipe holds, so an early reader exit is seen while writing).
 
 load helpers/faults
-
-RP="$MT_SHARED/testdata/real-pt"
+load helpers/real-pt
 
 setup_file() {
 	[ -f "$RP/unzip/trace" ] && [ -f "$RP/mruby/trace" ] || return 0
 	T="$BATS_FILE_TMPDIR"
-	mt-capture import-raw --pt "$RP/unzip/trace" \
-		--pages "$RP/unzip/addr,$RP/unzip/dump" \
-		--filter 0x400000-0x427000 -o "$T/unzip.snap"
-	mt-capture import-raw --pt "$RP/mruby/trace" \
-		--pages "$RP/mruby/addr,$RP/mruby/dump" \
-		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
+	real_pt_snap unzip "$T/unzip.snap"
+	real_pt_snap mruby "$T/mruby.snap"
 }
 
 setup() {

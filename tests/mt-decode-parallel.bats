@@ -13,8 +13,7 @@
 # (parallel.h): -j 1 is then the same stitched decode.
 
 load helpers/gen-synth
-
-RP="$MT_SHARED/testdata/real-pt"
+load helpers/real-pt
 
 setup_file() {
 	T="$BATS_FILE_TMPDIR"
@@ -116,12 +115,8 @@ setup() {
 
 @test "mt-decode -j 2 on the real traces equals -j 1" {
 	[ -f "$RP/mruby/trace" ] || skip "needs the real traces in $RP"
-	mt-capture import-raw --pt "$RP/unzip/trace" \
-		--pages "$RP/unzip/addr,$RP/unzip/dump" \
-		--filter 0x400000-0x427000 -o "$T/unzip.snap"
-	mt-capture import-raw --pt "$RP/mruby/trace" \
-		--pages "$RP/mruby/addr,$RP/mruby/dump" \
-		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
+	real_pt_snap unzip "$T/unzip.snap"
+	real_pt_snap mruby "$T/mruby.snap"
 	for t in unzip mruby; do
 		run mt-decode -j 1 -o "$T/$t.1" "$T/$t.snap"
 		[ "$status" -eq 0 ]
@@ -164,10 +159,7 @@ setup() {
 	[ -f "$RP/mruby/trace" ] || skip "needs the real traces in $RP"
 	export MT_DECODE_SEGMENT_BYTES=64
 	for t in unzip mruby; do
-		[ -f "$T/$t.snap" ] || mt-capture import-raw --pt "$RP/$t/trace" \
-			--pages "$RP/$t/addr,$RP/$t/dump" \
-			--filter 0x400000-$([ $t = unzip ] && echo 0x427000 ||
-			    echo 0x4b6000) -o "$T/$t.snap"
+		[ -f "$T/$t.snap" ] || real_pt_snap "$t" "$T/$t.snap"
 		same_as_j1 "$T/$t.snap" 2 3 8
 		[ "$(cat "$T/joins")" -ge 10 ]
 	done
@@ -274,9 +266,7 @@ soft_capture() {
 	[[ "$output" == *"segment-joins: "* ]]
 	cmp "$T/big.d" "$T/big.2"
 	# a small trace: one worker whatever the CPUs
-	[ -f "$T/mruby.snap" ] || mt-capture import-raw --pt "$RP/mruby/trace" \
-		--pages "$RP/mruby/addr,$RP/mruby/dump" \
-		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
+	[ -f "$T/mruby.snap" ] || real_pt_snap mruby "$T/mruby.snap"
 	MT_DECODE_SEGMENT_BYTES=64 run mt-decode -s -o /dev/null "$T/mruby.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" != *segment-joins* ]]

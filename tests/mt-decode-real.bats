@@ -5,7 +5,7 @@
 # the plain libipt loop reports (README there), with no error, and the calls
 # and returns of the event stream must pair up.
 
-RP="$MT_SHARED/testdata/real-pt"
+load helpers/real-pt
 
 # Calls push their source; a return must land 1..15 bytes after the call on
 # top; `enable` at the return address of the top call pops it (the callee
@@ -24,29 +24,15 @@ $1 == "ret" { if (n == 0) next; d = hex($5) - st[n]; n--
 $1 == "error" || $1 == "overflow" { n = 0 }
 END { printf "paired %d mismatched %d\n", ok, bad }'
 
-# page_ops DIR: one import-raw IMAGE operand per page of DIR/addr, so
-# every page is a section of its own, as the reference counts were made
-page_ops() {
-	od -An -v -t x8 -w8 "$1/addr" |
-		awk -v d="$1/dump" '{ printf "%s:%d-4096@0x%s\n", d, (NR - 1) * 4096, $1 }'
-}
-
 setup_file() {
 	[ -f "$RP/unzip/trace" ] || return 0
 	T="$BATS_FILE_TMPDIR"
-	# --pages joins the pages at consecutive addresses into one blob
-	mt-capture import-raw --pt "$RP/unzip/trace" \
-		--pages "$RP/unzip/addr,$RP/unzip/dump" \
-		--filter 0x400000-0x427000 -o "$T/unzip.snap"
-	mt-capture import-raw --pt "$RP/mruby/trace" \
-		--pages "$RP/mruby/addr,$RP/mruby/dump" \
-		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
-	mapfile -t ops < <(page_ops "$RP/unzip")
-	mt-capture import-raw --pt "$RP/unzip/trace" \
-		--filter 0x400000-0x427000 -o "$T/unzip-pages.snap" "${ops[@]}"
-	mapfile -t ops < <(page_ops "$RP/mruby")
-	mt-capture import-raw --pt "$RP/mruby/trace" \
-		--filter 0x400000-0x4b6000 -o "$T/mruby-pages.snap" "${ops[@]}"
+	# --pages joins the pages at consecutive addresses into one blob;
+	# the reference counts were made with every page a section of its own
+	real_pt_snap unzip "$T/unzip.snap"
+	real_pt_snap mruby "$T/mruby.snap"
+	real_pt_page_snap unzip "$T/unzip-pages.snap"
+	real_pt_page_snap mruby "$T/mruby-pages.snap"
 }
 
 setup() {

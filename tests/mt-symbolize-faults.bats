@@ -5,15 +5,12 @@
 # the real mruby trace decoded by mt-decode (3.3 MB of events).
 
 load helpers/faults
-
-RP="$MT_SHARED/testdata/real-pt"
+load helpers/real-pt
 
 setup_file() {
 	[ -f "$RP/mruby/trace" ] || return 0
 	T="$BATS_FILE_TMPDIR"
-	mt-capture import-raw --pt "$RP/mruby/trace" \
-		--pages "$RP/mruby/addr,$RP/mruby/dump" \
-		--filter 0x400000-0x4b6000 -o "$T/mruby.snap"
+	real_pt_snap mruby "$T/mruby.snap"
 	mt-decode -o "$T/mruby.ev" "$T/mruby.snap"
 }
 
