@@ -280,14 +280,27 @@ cfg_step(struct cfg_dec *d, int isid, uint64_t ip, uint64_t target,
     uint32_t *n, uint64_t *last)
 {
 	uint8_t buf[16];
+	const uint8_t *code = NULL, *p;
+	uint64_t base = 0, size = 0;
 	struct ild_insn in;
 	int r, bits = d->mode == ptem_16bit ? 16 : d->mode == ptem_32bit ?
 	    32 : 64;
 
+	/* the section's bytes in memory, as walk.c reads them */
+	(void)image_set_code(d->is, isid, &code, &base, &size);
 	for (*n = 0; ip < target; (*n)++) {
-		r = pt_iscache_read(image_set_iscache(d->is), buf, sizeof(buf),
-		    isid, ip);
-		if (r <= 0 || ild_decode(buf, (size_t)r, ip, bits, &in) < 0)
+		if (code != NULL) {
+			if (ip < base || ip - base >= size)
+				return CFG_ABORT;
+			p = code + (ip - base);
+			r = (int)(size - (ip - base) < 16 ?
+			    size - (ip - base) : 16);
+		} else {
+			p = buf;
+			r = pt_iscache_read(image_set_iscache(d->is), buf,
+			    sizeof(buf), isid, ip);
+		}
+		if (r <= 0 || ild_decode(p, (size_t)r, ip, bits, &in) < 0)
 			return CFG_ABORT;
 		*last = ip;
 		ip += in.len;

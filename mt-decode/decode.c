@@ -679,6 +679,7 @@ dec_all(const struct decode_opts *o, const struct mt_snap *s,
 		rc = -MT_E_NOMEM;
 		goto out;
 	}
+	walk_cache_set_code(r.wc, image_set_code, r.is);
 	rc = dec_header(&r);
 	if (rc >= 0 && dec_has_switches(&r)) {
 		rc = dec_runs_decode(&r, s, dec_jobs(o, s));
@@ -784,6 +785,7 @@ dec_fork(const struct dec_run *r, struct pt_image *(*image)(void *,
 		free(c);
 		return NULL;
 	}
+	walk_cache_set_code(c->wc, image_set_code, r->is);
 	return c;
 }
 

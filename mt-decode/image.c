@@ -149,6 +149,73 @@ image_keep(struct image_set *is, const char *s)
 }
 
 /*
+ * The bytes of [@off, @off + @size) of @file in memory: the file mapped
+ * once, read-only, when its first section is added (before any buffer is
+ * decoded, so the set does not change under -j's workers); NULL when it
+ * cannot be mapped or is shorter (then libipt's cache reads it).
+ */
+static const uint8_t *
+image_code(struct image_set *is, const char *file, uint64_t off,
+    uint64_t size)
+{
+	struct image_cmap *c = NULL;
+	struct stat sb;
+	size_t i;
+	void *m;
+	int fd;
+
+	for (i = 0; i < is->ncmaps; i++)
+		if (strcmp(is->cmaps[i].file, file) == 0) {
+			c = &is->cmaps[i];
+			break;
+		}
+	if (c == NULL) {
+		c = grow(is->cmaps, is->ncmaps, sizeof(*c));
+		if (c == NULL)
+			return NULL;
+		is->cmaps = c;
+		c = &is->cmaps[is->ncmaps++];
+		c->file = file;
+		c->base = NULL;
+		c->len = 0;
+		fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			return NULL;
+		if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    sb.st_size > 0) {
+			m = mmap(NULL, (size_t)sb.st_size, PROT_READ,
+			    MAP_PRIVATE, fd, 0);
+			if (m != MAP_FAILED) {
+				c->base = m;
+				c->len = (size_t)sb.st_size;
+			}
+		}
+		close(fd);
+	}
+	if (c->base == NULL || off > c->len || size > c->len - off)
+		return NULL;
+	return c->base + off;
+}
+
+int
+image_set_code(void *arg, int isid, const uint8_t **code, uint64_t *vaddr,
+    uint64_t *size)
+{
+	const struct image_set *is = arg;
+	const struct image_sec *s;
+
+	if (isid <= 0 || (size_t)isid > is->nsecs)
+		return -1;
+	s = &is->secs[isid - 1];
+	if (s->code == NULL)
+		return -1;
+	*code = s->code;
+	*vaddr = s->vaddr;
+	*size = s->size;
+	return 0;
+}
+
+/*
  * Add [@off, @off + @size) of @file at @vaddr to the cache; a section new
  * to it is recorded for image_view_new.  Returns the isid or a libipt
  * error.
@@ -175,6 +242,7 @@ image_add_file(struct image_set *is, const char *file, uint64_t off,
 	sec->off = off;
 	sec->size = size;
 	sec->vaddr = vaddr;
+	sec->code = image_code(is, sec->file, off, size);
 	is->nsecs++;
 	return isid;
 }
@@ -791,6 +859,10 @@ image_set_free(struct image_set *is)
 		close(is->memfd);
 	if (is->nopfd >= 0)
 		close(is->nopfd);
+	for (i = 0; i < is->ncmaps; i++)
+		if (is->cmaps[i].base != NULL)
+			munmap(is->cmaps[i].base, is->cmaps[i].len);
+	free(is->cmaps);
 	free(is->xol);
 	free(is->probes);
 	free(is->procs);

@@ -156,6 +156,15 @@ int image_set_section_at(struct image_set *is, uint32_t pid, uint64_t ip,
  */
 int image_set_fn_lookup(void *is, uint64_t addr, uint64_t *lo, uint64_t *hi);
 /*
+ * The bytes of section @isid in memory (walk_code_fn): *@code holds
+ * *@size bytes from address *@vaddr, the same bytes libipt's section cache
+ * reads (its file mapped when the section was added).  Returns 0, or -1
+ * when the section has none (read it through the cache).  Any thread may
+ * call it while buffers are decoded: the set does not change then.
+ */
+int image_set_code(void *is, int isid, const uint8_t **code, uint64_t *vaddr,
+    uint64_t *size);
+/*
  * ELF images the set holds: each bundled ELF chunk and each file on disk
  * once, however many mappings (processes, segments, sideband records)
  * reach it, and the vDSO blobs.

@@ -35,6 +35,15 @@ struct image_proc {
 struct image_sec {
 	const char *file;	/* image_keep()'s copy */
 	uint64_t off, size, vaddr;
+	const uint8_t *code;	/* its bytes in file's mapping (image_code),
+				 * NULL: none (read through the cache) */
+};
+
+/* A file whose sections' bytes are read in place (image_code). */
+struct image_cmap {
+	const char *file;	/* image_keep()'s copy */
+	uint8_t *base;		/* its mapping, NULL: it could not be mapped */
+	size_t len;		/* bytes mapped: the file's size */
 };
 
 struct image_fn {
@@ -109,6 +118,7 @@ struct image_set {
 	char noppath[32];	/* "/proc/self/fd/N" of nopfd */
 	struct image_xol *xol;		size_t nxol;
 	struct image_probe *probes;	size_t nprobes;
+	struct image_cmap *cmaps;	size_t ncmaps;	/* files mapped */
 };
 
 static inline void *

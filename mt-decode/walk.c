@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The walk cache (walk.h): the length decoder (ild.h) reads code through
- * libipt's image-section cache, once per (block start IP, section).
+ * The walk cache (walk.h): the length decoder (ild.h) reads code in place
+ * where the image has a section's bytes in memory (walk_cache_set_code),
+ * else through libipt's image-section cache, once per (block start IP,
+ * section).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,8 @@ struct walk_cache {
 	struct pt_image_section_cache *isc;	/* not owned */
 	walk_fn_lookup fn;	/* function ranges, may be NULL */
 	void *fnarg;
+	walk_code_fn code;	/* sections' bytes in memory, may be NULL */
+	void *codearg;
 	struct walk *w;		/* walks */
 	uint32_t nw, capw;
 	struct walk_tr *tr;	/* transitions of all walks */
@@ -65,6 +69,13 @@ walk_cache_new(struct pt_image_section_cache *isc, walk_fn_lookup fn,
 		return NULL;
 	}
 	return wc;
+}
+
+void
+walk_cache_set_code(struct walk_cache *wc, walk_code_fn code, void *arg)
+{
+	wc->code = code;
+	wc->codearg = arg;
 }
 
 void
@@ -188,9 +199,18 @@ walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 {
 	uint64_t ip = w->ip, base = wc->buf_base;
 	size_t have = wc->buf_isid == w->isid ? wc->buf_have : 0;
+	const uint8_t *code = NULL, *bytes = wc->buf;
+	uint64_t size = 0;
 	struct ild_insn in;
 	int r, k, bits = walk_bits(mode);
 
+	/* the section in memory: all of it is "read" (what the section
+	 * cache would give, from any ip in it) */
+	if (wc->code != NULL &&
+	    wc->code(wc->codearg, w->isid, &code, &base, &size) == 0) {
+		bytes = code;
+		have = (size_t)size;
+	}
 	w->tr = wc->ntr;
 	for (;;) {
 		if (w->len == WALK_MAX_INSN) {
@@ -198,10 +218,13 @@ walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 			w->cont = ip;
 			return 0;
 		}
-		/* 16 bytes past ip (an instruction has 15 at most), or a
-		 * read (what the section has) */
-		if (have == 0 || ip < base || ip - base >= have ||
+		if (code != NULL) {
+			if (ip < base || ip - base >= have)
+				break;	/* outside the section: no bytes */
+		} else if (have == 0 || ip < base || ip - base >= have ||
 		    have - (ip - base) < 16) {
+			/* 16 bytes past ip (an instruction has 15 at
+			 * most), or a read (what the section has) */
 			r = pt_iscache_read(wc->isc, wc->buf, sizeof(wc->buf),
 			    w->isid, ip);
 			wc->buf_have = 0;
@@ -211,7 +234,7 @@ walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 			have = wc->buf_have = (size_t)r;
 			wc->buf_isid = w->isid;
 		}
-		if (ild_decode(wc->buf + (ip - base), have - (size_t)(ip - base),
+		if (ild_decode(bytes + (ip - base), have - (size_t)(ip - base),
 		    ip, bits, &in) < 0)
 			break;
 		w->len++;

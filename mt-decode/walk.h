@@ -92,11 +92,23 @@ _Static_assert(sizeof(struct walk) == 64, "a walk is one cache line");
 typedef int (*walk_fn_lookup)(void *arg, uint64_t addr, uint64_t *lo,
     uint64_t *hi);
 
+/*
+ * A section's bytes in memory: returns 0 and sets *@code to the *@size
+ * bytes of section @isid from address *@vaddr (libipt's section cache
+ * would read the same), or -1 when they must be read through the cache.
+ */
+typedef int (*walk_code_fn)(void *arg, int isid, const uint8_t **code,
+    uint64_t *vaddr, uint64_t *size);
+
 struct walk_cache;
 
 /* Returns NULL on allocation failure.  @isc is not owned. */
 struct walk_cache *walk_cache_new(struct pt_image_section_cache *isc,
     walk_fn_lookup fn, void *fnarg);
+/* Read code in place where @code has it (@arg: its first argument);
+ * without this call everything is read through the cache. */
+void walk_cache_set_code(struct walk_cache *wc, walk_code_fn code,
+    void *arg);
 void walk_cache_free(struct walk_cache *wc);
 
 /*
