@@ -5,6 +5,8 @@
 # equal the one that executed, with zero decode errors.  The small
 # programs are built from tests/data/emu at test time.
 
+load helpers/gt-calls
+
 setup_file() {
 	export E="$BATS_FILE_TMPDIR"
 	local f
@@ -22,21 +24,6 @@ teardown() {
 	true
 }
 
-# truth GT SNAPINDEX: the executed calls and returns before snapshot
-# SNAPINDEX, as "kind tid from to", per thread in execution order.
-truth() {
-	awk -v want="$2" '
-	    $1 == "snapshot" { if ($2 == want) exit; next }
-	    $2 == "call" || $2 == "icall" { print "call", $1, $3, $4 }
-	    $2 == "ret" { print "ret", $1, $3, $4 }' "$1" | sort -s -k2,2n
-}
-
-# decoded EVENTS: mt-decode's calls and returns the same way.
-decoded() {
-	awk '$1 == "call" || $1 == "ret" { print $1, $3, $4, $5 }' "$1" |
-	    sort -s -k2,2n
-}
-
 # capture_and_compare NAME SUBCOMMAND ARGS...: record, decode, compare.
 capture_and_compare() {
 	local name=$1 cmd=$2
@@ -47,8 +34,8 @@ capture_and_compare() {
 	run mt-decode --stats -o "$E/$name.ev" "$E/$name.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
-	truth "$E/$name.gt" 0 > "$E/$name.want"
-	decoded "$E/$name.ev" > "$E/$name.got"
+	gt_calls "$E/$name.gt" 0 > "$E/$name.want"
+	ev_calls "$E/$name.ev" > "$E/$name.got"
 	[ -s "$E/$name.want" ]
 	diff -u "$E/$name.want" "$E/$name.got"
 }
@@ -130,8 +117,8 @@ capture_and_compare() {
 		run mt-decode --stats -o "$E/ms$i.ev" "$f"
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"errors: 0"* ]]
-		truth "$E/ms.gt" "$i" > "$E/ms$i.want"
-		decoded "$E/ms$i.ev" > "$E/ms$i.got"
+		gt_calls "$E/ms.gt" "$i" > "$E/ms$i.want"
+		ev_calls "$E/ms$i.ev" > "$E/ms$i.got"
 		diff -u "$E/ms$i.want" "$E/ms$i.got"
 		# the last call entered the probed function
 		run tail -1 "$E/ms$i.got"
@@ -150,8 +137,8 @@ capture_and_compare() {
 	run mt-decode --stats -o "$E/wrap.ev" "$E/wrap.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
-	truth "$E/wrap.gt" 0 > "$E/wrap.want"
-	decoded "$E/wrap.ev" > "$E/wrap.got"
+	gt_calls "$E/wrap.gt" 0 > "$E/wrap.want"
+	ev_calls "$E/wrap.ev" > "$E/wrap.got"
 	[ -s "$E/wrap.got" ]
 	# the decoded calls are the last ones that ran
 	n=$(wc -l < "$E/wrap.got")
@@ -218,8 +205,8 @@ capture_and_compare() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
 	# the log is the start of the calls, which went on past it
-	truth "$E/cap.gt" 0 > "$E/cap.want"
-	decoded "$E/cap.ev" > "$E/cap.got"
+	gt_calls "$E/cap.gt" 0 > "$E/cap.want"
+	ev_calls "$E/cap.ev" > "$E/cap.got"
 	[ -s "$E/cap.want" ]
 	[ "$(wc -l < "$E/cap.got")" -gt "$(wc -l < "$E/cap.want")" ]
 	head -n "$(wc -l < "$E/cap.want")" "$E/cap.got" | diff -u "$E/cap.want" -

@@ -6,6 +6,8 @@
 # one the ptrace backend (--backend emulate) records of the same program,
 # with zero decode errors.  Needs qemu-x86_64 (Debian's qemu-user).
 
+load helpers/gt-calls
+
 setup_file() {
 	export E="$BATS_FILE_TMPDIR"
 	command -v qemu-x86_64 > /dev/null || return 0
@@ -36,21 +38,6 @@ setup() {
 teardown() {
 	[ -n "${TPID:-}" ] && kill -KILL "$TPID" 2>/dev/null || true
 	true
-}
-
-# truth GT SNAPINDEX: the executed calls and returns before snapshot
-# SNAPINDEX, as "kind tid from to", per thread in execution order.
-truth() {
-	awk -v want="$2" '
-	    $1 == "snapshot" { if ($2 == want) exit; next }
-	    $2 == "call" || $2 == "icall" { print "call", $1, $3, $4 }
-	    $2 == "ret" { print "ret", $1, $3, $4 }' "$1" | sort -s -k2,2n
-}
-
-# decoded EVENTS: mt-decode's calls and returns the same way.
-decoded() {
-	awk '$1 == "call" || $1 == "ret" { print $1, $3, $4, $5 }' "$1" |
-	    sort -s -k2,2n
 }
 
 # names EVENTS PROG [MAIN]: after mt-symbolize, each thread's calls into
@@ -87,8 +74,8 @@ capture() {
 	run mt-decode --stats -o "$E/$name.ev" "$E/$name.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
-	truth "$E/$name.gt" 0 > "$E/$name.want"
-	decoded "$E/$name.ev" > "$E/$name.got"
+	gt_calls "$E/$name.gt" 0 > "$E/$name.want"
+	ev_calls "$E/$name.ev" > "$E/$name.got"
 	[ -s "$E/$name.want" ]
 	diff -u "$E/$name.want" "$E/$name.got"
 }
@@ -236,8 +223,8 @@ same_as_emulate() {
 		# the plugin's log marks each stop: the calls up to it
 		awk -v n=$((i + 1)) '$2 == "stop" && ++k == n { exit } { print }' \
 		    "$E/ms.gt" > "$E/ms$i.gt"
-		truth "$E/ms$i.gt" - > "$E/ms$i.want"
-		decoded "$E/ms$i.ev" > "$E/ms$i.got"
+		gt_calls "$E/ms$i.gt" - > "$E/ms$i.want"
+		ev_calls "$E/ms$i.ev" > "$E/ms$i.got"
 		diff -u "$E/ms$i.want" "$E/ms$i.got"
 		run tail -1 "$E/ms$i.got"
 		[[ "$output" == "call "* ]]
@@ -470,8 +457,8 @@ aux() {
 	run mt-decode --stats -o "$E/wrap.ev" "$E/wrap.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
-	truth "$E/wrap.gt" 0 > "$E/wrap.want"
-	decoded "$E/wrap.ev" > "$E/wrap.got"
+	gt_calls "$E/wrap.gt" 0 > "$E/wrap.want"
+	ev_calls "$E/wrap.ev" > "$E/wrap.got"
 	[ -s "$E/wrap.got" ]
 	# the decoded calls are the last ones that ran
 	n=$(wc -l < "$E/wrap.got")
@@ -501,8 +488,8 @@ aux() {
 	run mt-decode --stats -o "$E/cap.ev" "$E/cap.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
-	truth "$E/cap.gt" 0 > "$E/cap.want"
-	decoded "$E/cap.ev" > "$E/cap.got"
+	gt_calls "$E/cap.gt" 0 > "$E/cap.want"
+	ev_calls "$E/cap.ev" > "$E/cap.got"
 	[ "$(cut -d' ' -f2 "$E/cap.got" | sort -u | wc -l)" -eq 3 ]
 	# each thread's log is the start of what it ran, which went on
 	[ "$(wc -l < "$E/cap.got")" -gt "$(wc -l < "$E/cap.want")" ]
