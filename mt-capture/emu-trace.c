@@ -41,6 +41,7 @@
 #include "emu-trace.h"
 #include "emu-trace-int.h"
 #include "err.h"
+#include "proc.h"
 
 /*
  * Note a clock point at virtual tick @clock (never before the previous
@@ -141,26 +142,6 @@ thr_find(struct mt_emu_trace *t, pid_t tid)
 		if (t->thr[i].tid == tid && !t->thr[i].gone)
 			return &t->thr[i];
 	return NULL;
-}
-
-static pid_t
-tgid_of(pid_t tid)
-{
-	char path[64], line[256];
-	FILE *f;
-	pid_t pid = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, "Tgid:", 5) == 0) {
-			pid = (pid_t)atoi(line + 5);
-			break;
-		}
-	fclose(f);
-	return pid;
 }
 
 /* A thread record for @tid of @pid (the hook is asked when it starts). */
@@ -365,7 +346,7 @@ on_stop(struct mt_emu_trace *t, pid_t tid, int status)
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			return 0;
 		/* A new thread whose first stop beat the clone event. */
-		pid = tgid_of(tid);
+		pid = mt_proc_tgid(tid);
 		if (pid == tid && t->o.follow_forks && et_proc_find(t, pid) ==
 		    NULL) {
 			/* A new process whose first stop beat the fork

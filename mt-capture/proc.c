@@ -198,6 +198,15 @@ mt_proc_tracer(pid_t pid, pid_t *tracer, char *comm, size_t commsz)
 	return 0;
 }
 
+pid_t
+mt_proc_tgid(pid_t tid)
+{
+	char v[32];
+
+	return status_field(tid, "Tgid", v, sizeof(v)) < 0 ? -1 :
+	    (pid_t)strtol(v, NULL, 10);
+}
+
 int
 mt_proc_state(pid_t pid)
 {

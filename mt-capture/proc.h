@@ -87,6 +87,9 @@ int mt_proc_describe_maps(struct mt_snap *s, pid_t pid, char *text,
 /* The parent process of @pid (/proc/PID/stat), or -1. */
 pid_t mt_proc_ppid(pid_t pid);
 
+/* The process thread @tid belongs to (Tgid in /proc/TID/status), or -1. */
+pid_t mt_proc_tgid(pid_t tid);
+
 /*
  * List the thread ids of @pid into @tids (at most @max).  Returns the
  * count, or -MT_E_NOTFOUND.

@@ -2,9 +2,11 @@
 /*
  * Unit tests for mt-capture/proc.c: /proc/PID/maps lines, the snapshot
  * description of a live process (this test itself), shared-object lookup
- * as the loader does it, and the --kernel copies (as root).
+ * as the loader does it, a thread's process, and the --kernel copies (as
+ * root).
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,36 @@ describe_gone_process(void)
 	mt_snap_release(&s);
 }
 
+/* What a second thread sees of itself. */
+struct tgid_seen {
+	pid_t tid;		/* its thread id */
+	pid_t tgid;		/* mt_proc_tgid() of it */
+};
+
+static void *
+tgid_thread(void *arg)
+{
+	struct tgid_seen *s = arg;
+
+	s->tid = gettid();
+	s->tgid = mt_proc_tgid(s->tid);
+	return NULL;
+}
+
+static void
+tgid_of_a_thread_is_its_process(void)
+{
+	struct tgid_seen seen = { 0, 0 };
+	pthread_t th;
+
+	CHECK(mt_proc_tgid(getpid()) == getpid());
+	CHECK(pthread_create(&th, NULL, tgid_thread, &seen) == 0);
+	CHECK(pthread_join(th, NULL) == 0);
+	CHECK(seen.tid > 0 && seen.tid != getpid());
+	CHECK(seen.tgid == getpid());
+	CHECK(mt_proc_tgid(1073741822) == -1);
+}
+
 static void
 dso_found_like_the_loader(void)
 {
@@ -184,6 +216,7 @@ main(void)
 	TEST(maps_line_parsed);
 	TEST(describe_self);
 	TEST(describe_gone_process);
+	TEST(tgid_of_a_thread_is_its_process);
 	TEST(dso_found_like_the_loader);
 	TEST(kernel_copies);
 	TEST(modules_parsed);
