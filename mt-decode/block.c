@@ -200,15 +200,22 @@ dec_walk(void *arg, const struct walk *w)
 
 	b->walks++;	/* counted into st by the caller, with icount;
 			 * its branch takes trace: dec_loop_reset there */
-	dec_enter(b, w->ip);
+	if (b->pend.kind != WK_NONE)
+		dec_enter(b, w->ip);
 	if (w->ntr > 0) {
 		const struct walk_tr *tr = walk_tr_array(r->wc) + w->tr;
 
 		for (k = 0; k < w->ntr; k++)
 			dec_transition(b, &tr[k], b->icount + tr[k].idx);
 	}
-	dec_set_pend(b, w->term, w->term_ip, w->term_size, w->leaves,
-	    b->icount + w->len - 1);
+	/*
+	 * A conditional branch inside its function without --all-branches
+	 * writes nothing wherever it goes (dec_enter, dec_resolve): pending,
+	 * it would be dropped unseen, so it is not made pending.
+	 */
+	if (w->term != WK_COND || (w->leaves & WL_LEAVES) || b->all)
+		dec_set_pend(b, w->term, w->term_ip, w->term_size, w->leaves,
+		    b->icount + w->len - 1);
 	b->icount += w->len;
 	b->last_ip = w->term_ip;
 }

@@ -84,6 +84,7 @@ struct dec_buf {
 	int clk_ok;
 	size_t trigi;		/* next trigger (index into snapshot) */
 	struct dec_pend pend;
+	int all;		/* --all-branches (o->all_branches) */
 	int tx_abort;		/* the last event was a TSX abort */
 	int xol;		/* in a [uprobes] slot: the probed
 				 * instruction runs out of line (no record) */

@@ -98,6 +98,7 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 
 	memset(&b, 0, sizeof(b));
 	b.r = r;
+	b.all = r->o->all_branches;
 	b.aux = a;
 	b.u = u;
 	b.res = res;
