@@ -756,13 +756,15 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 			if (w == NULL)
 				break;
 			base = walk_array(d->wc);
+			if (w->len == 0 || w->term == WK_NONE ||
+			    w->len > CFG_MAX_NINSN)
+				break;	/* cfg_next's blocks */
+			/* only walks this loop takes are linked: a link
+			 * needs no check */
 			if (link)
 				walk_link(d->wc, from, !taken,
 				    (uint32_t)(w - base), d->tag);
 		}
-		if (w->len == 0 || w->term == WK_NONE ||
-		    w->len > CFG_MAX_NINSN)
-			break;		/* cfg_next's blocks */
 		if (w->ntr > 0) {
 			tr = walk_tr_array(d->wc) + w->tr;
 			for (k = 0; k < w->ntr; k++)
