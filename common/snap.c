@@ -25,6 +25,7 @@
 static const char *const type_names[MT_SNAP_NTYPES] = {
 	"END", "META", "HOST", "PTCFG", "TIMECONV", "PROCESS", "THREAD",
 	"MMAP", "AUX", "SIDEBAND", "TRIGGER", "BLOB", "ELF", "TEXT",
+	"PROBE",
 };
 
 const char *
@@ -84,6 +85,11 @@ mt_snap_release(struct mt_snap *s)
 	for (i = 0; i < s->ntriggers; i++)
 		free(s->triggers[i].what);
 	free(s->triggers);
+	for (i = 0; i < s->nprobes; i++) {
+		free(s->probes[i].path);
+		free(s->probes[i].what);
+	}
+	free(s->probes);
 	for (i = 0; i < s->nblobs; i++) {
 		free(s->blobs[i].name);
 		if (!in_map(s, s->blobs[i].data))
@@ -257,6 +263,20 @@ mt_snap_add_trigger(struct mt_snap *s, const struct mt_snap_trigger *t)
 	*d = *t;
 	d->what = dupstr(t->what);
 	return t->what && !d->what ? -MT_E_NOMEM : 0;
+}
+
+int
+mt_snap_add_probe(struct mt_snap *s, const struct mt_snap_probe *p)
+{
+	struct mt_snap_probe *d = grow(&s->probes, &s->nprobes, sizeof(*d));
+
+	if (d == NULL)
+		return -MT_E_NOMEM;
+	*d = *p;
+	d->path = dupstr(p->path);
+	d->what = dupstr(p->what);
+	return (p->path && !d->path) || (p->what && !d->what) ?
+	    -MT_E_NOMEM : 0;
 }
 
 int
@@ -593,6 +613,17 @@ mt_snap_write_fd(const struct mt_snap *s, int fd)
 		mt_wbuf_u32le(w, t->index);
 		put_str(w, t->what);
 		CHUNK(MT_SNAP_TRIGGER);
+	}
+	for (i = 0; i < s->nprobes; i++) {
+		const struct mt_snap_probe *p = &s->probes[i];
+
+		mt_wbuf_u32le(w, p->pid);
+		mt_wbuf_u32le(w, p->origin);
+		mt_wbuf_u64le(w, p->addr);
+		mt_wbuf_u64le(w, p->offset);
+		put_str(w, p->path);
+		put_str(w, p->what);
+		CHUNK(MT_SNAP_PROBE);
 	}
 	for (i = 0; i < s->naux; i++) {
 		const struct mt_snap_aux *a = &s->aux[i];
@@ -1034,6 +1065,19 @@ parse_chunk(struct mt_snap *s, uint32_t type, struct mt_buf *b,
 		GET(mt_buf_get_u32le(b, &d->tid));
 		GET(mt_buf_get_u64le(b, &d->ip));
 		GET(mt_buf_get_u32le(b, &d->index));
+		return get_str(b, &d->what);
+	}
+	case MT_SNAP_PROBE: {
+		struct mt_snap_probe *d = grow(&s->probes, &s->nprobes,
+		    sizeof(*d));
+
+		if (d == NULL)
+			return -MT_E_NOMEM;
+		GET(mt_buf_get_u32le(b, &d->pid));
+		GET(mt_buf_get_u32le(b, &d->origin));
+		GET(mt_buf_get_u64le(b, &d->addr));
+		GET(mt_buf_get_u64le(b, &d->offset));
+		GETA(get_str(b, &d->path));
 		return get_str(b, &d->what);
 	}
 	case MT_SNAP_BLOB: {

@@ -16,7 +16,7 @@
 
 #define MT_SNAP_MAGIC		"MTSNAP\r\n"	/* 8 bytes */
 #define MT_SNAP_MAJOR		1
-#define MT_SNAP_MINOR		1
+#define MT_SNAP_MINOR		2
 #define MT_SNAP_HDR_SIZE	32
 #define MT_SNAP_BUILD_ID_MAX	64
 #define MT_SNAP_MAX_FILTERS	4
@@ -39,6 +39,7 @@ enum mt_snap_chunk_type {
 	MT_SNAP_BLOB = 11,	/* code bytes at an address (vDSO, JIT, ...) */
 	MT_SNAP_ELF = 12,	/* an ELF file bundled by build-id */
 	MT_SNAP_TEXT = 13,	/* a text file: kallsyms, perf-PID.map */
+	MT_SNAP_PROBE = 14,	/* a uprobe site in a traced process (1.2) */
 	MT_SNAP_NTYPES
 };
 #define MT_SNAP_CF_REQUIRED 0x1u
@@ -206,6 +207,22 @@ struct mt_snap_text {
 	char *data;		/* owned; NUL-terminated beyond len */
 };
 
+/* PROBE origins: who registered the uprobe. */
+enum mt_snap_probe_origin {
+	MT_SNAP_PROBE_TRIGGER = 1,	/* mt-capture's own --trigger */
+	MT_SNAP_PROBE_OTHER = 2,	/* another tool's (tracefs uprobe_events) */
+};
+
+struct mt_snap_probe {
+	uint32_t pid;		/* the process it traps in */
+	uint32_t origin;	/* enum mt_snap_probe_origin */
+	uint64_t addr;		/* run-time address of the probed instruction */
+	uint64_t offset;	/* its offset in the file */
+	char *path;		/* the file, as mt-capture opened it; owned */
+	char *what;		/* the --trigger selector, or the probe's
+				 * uprobe_events name; owned */
+};
+
 /* Where each chunk sat in the file, for mt-decode --info. */
 struct mt_snap_chunkinfo {
 	uint32_t type;
@@ -231,6 +248,7 @@ struct mt_snap {
 	struct mt_snap_blob *blobs;		size_t nblobs;
 	struct mt_snap_elf *elfs;		size_t nelfs;
 	struct mt_snap_text *texts;		size_t ntexts;
+	struct mt_snap_probe *probes;		size_t nprobes;
 	struct mt_snap_chunkinfo *chunks;	size_t nchunks; /* read only */
 	uint64_t skipped;	/* unknown optional chunks skipped by read */
 	/* mt_snap_map_fd(): the file's private mapping, which the AUX,
@@ -278,7 +296,8 @@ int mt_snap_map_fd(struct mt_snap *s, int fd, struct mt_snap_diag *d);
 
 /*
  * Write @s to @fd front to back: header, META, HOST, PTCFG, TIMECONV,
- * PROCESS, THREAD, MMAP, TEXT, BLOB, ELF, SIDEBAND, TRIGGER, AUX, END.
+ * PROCESS, THREAD, MMAP, TEXT, BLOB, ELF, SIDEBAND, TRIGGER, PROBE, AUX,
+ * END.
  * Returns 0, -MT_E_IO (errno set) or -MT_E_NOMEM.
  */
 int mt_snap_write_fd(const struct mt_snap *s, int fd);
@@ -294,6 +313,7 @@ int mt_snap_add_trigger(struct mt_snap *s, const struct mt_snap_trigger *t);
 int mt_snap_add_blob(struct mt_snap *s, const struct mt_snap_blob *b);
 int mt_snap_add_elf(struct mt_snap *s, const struct mt_snap_elf *e);
 int mt_snap_add_text(struct mt_snap *s, const struct mt_snap_text *t);
+int mt_snap_add_probe(struct mt_snap *s, const struct mt_snap_probe *p);
 /* Set the host's strings (copied). */
 int mt_snap_set_host(struct mt_snap *s, const struct mt_snap_host *h);
 

@@ -169,63 +169,68 @@ add_buf_threads(struct mt_cap *c, struct mt_snap *s)
 	}
 }
 
-/* Bundle files mapped later (dlopen) from the sideband's MMAP2 records. */
-static void
-bundle_from_sideband(struct mt_cap *c, struct mt_snap *s)
+void
+mt_cap_sb_mmaps(struct mt_cap *c, void (*fn)(void *arg,
+    const struct mt_sb_rec *rec), void *arg)
 {
-	size_t r, j;
+	size_t r;
 
-	for (r = 0; r < mt_sbev_nrings(c->sb); r++) {
+	for (r = 0; c->sb != NULL && r < mt_sbev_nrings(c->sb); r++) {
 		const struct mt_wbuf *w = mt_sbev_data(c->sb, r, NULL);
 		struct mt_sb_reader rd;
 		struct mt_sb_rec rec;
 
 		mt_sb_reader_init(&rd, w->p, w->len,
 		    mt_sbev_sample_type(c->sb), 1, 0);
-		while (mt_sb_next(&rd, &rec) == 0) {
-			const struct mt_sb_mmap *m = &rec.u.mmap;
-			struct mt_snap_elf e;
-			struct stat st;
-			uint8_t *data;
-			ssize_t got;
-			int fd;
-
-			if (rec.type != MT_SB_MMAP2 ||
-			    !(rec.misc & MT_SB_MISC_MMAP_BUILD_ID) ||
-			    m->build_id_len == 0 || !(m->prot & 4) ||
-			    mt_cap_target_index(c, (pid_t)m->pid) < 0)
-				continue;
-			for (j = 0; j < s->nelfs; j++)
-				if (s->elfs[j].build_id_len >= m->build_id_len &&
-				    memcmp(s->elfs[j].build_id, m->build_id,
-				    m->build_id_len) == 0)
-					break;
-			if (j < s->nelfs)
-				continue;
-			fd = open(m->filename, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			if (fstat(fd, &st) < 0 ||
-			    (uint64_t)st.st_size > MAX_BUNDLE ||
-			    (data = malloc((size_t)st.st_size + 1)) == NULL) {
-				close(fd);
-				continue;
-			}
-			got = pread(fd, data, (size_t)st.st_size, 0);
-			close(fd);
-			if (got == (ssize_t)st.st_size) {
-				memset(&e, 0, sizeof(e));
-				e.build_id_len = m->build_id_len;
-				memcpy(e.build_id, m->build_id,
-				    m->build_id_len);
-				e.path = (char *)(uintptr_t)m->filename;
-				e.len = (uint64_t)got;
-				e.data = data;
-				(void)mt_snap_add_elf(s, &e);
-			}
-			free(data);
-		}
+		while (mt_sb_next(&rd, &rec) == 0)
+			if (rec.type == MT_SB_MMAP2 && (rec.u.mmap.prot & 4) &&
+			    mt_cap_target_index(c,
+			    (pid_t)rec.u.mmap.pid) >= 0)
+				fn(arg, &rec);
 	}
+}
+
+/* Bundle the file of @rec (a file mapped later: dlopen) into @arg's
+ * snapshot, unless its build-id is there. */
+static void
+bundle_mmap2(void *arg, const struct mt_sb_rec *rec)
+{
+	struct mt_snap *s = arg;
+	const struct mt_sb_mmap *m = &rec->u.mmap;
+	struct mt_snap_elf e;
+	struct stat st;
+	uint8_t *data;
+	ssize_t got;
+	size_t j;
+	int fd;
+
+	if (!(rec->misc & MT_SB_MISC_MMAP_BUILD_ID) || m->build_id_len == 0)
+		return;
+	for (j = 0; j < s->nelfs; j++)
+		if (s->elfs[j].build_id_len >= m->build_id_len &&
+		    memcmp(s->elfs[j].build_id, m->build_id,
+		    m->build_id_len) == 0)
+			return;
+	fd = open(m->filename, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > MAX_BUNDLE ||
+	    (data = malloc((size_t)st.st_size + 1)) == NULL) {
+		close(fd);
+		return;
+	}
+	got = pread(fd, data, (size_t)st.st_size, 0);
+	close(fd);
+	if (got == (ssize_t)st.st_size) {
+		memset(&e, 0, sizeof(e));
+		e.build_id_len = m->build_id_len;
+		memcpy(e.build_id, m->build_id, m->build_id_len);
+		e.path = (char *)(uintptr_t)m->filename;
+		e.len = (uint64_t)got;
+		e.data = data;
+		(void)mt_snap_add_elf(s, &e);
+	}
+	free(data);
 }
 
 /* FILE, FILE-1.snap / FILE.1 for later snapshots. */
@@ -467,8 +472,9 @@ mt_cap_take_snapshot(struct mt_cap *c, int ev, int more)
 		refresh_kernel(c);
 	if (c->kdesc != NULL)
 		copy_desc(&s, c->kdesc);
-	if (c->sb != NULL && c->o->bundle)
-		bundle_from_sideband(c, &s);
+	/* Files mapped later (dlopen), from the sideband's MMAP2 records */
+	if (c->o->bundle)
+		mt_cap_sb_mmaps(c, bundle_mmap2, &s);
 	for (i = 0; c->sb != NULL && i < mt_sbev_nrings(c->sb); i++) {
 		struct mt_snap_sideband sb;
 		const struct mt_wbuf *w;
@@ -484,6 +490,10 @@ mt_cap_take_snapshot(struct mt_cap *c, int ev, int more)
 		sb.data = w->p;
 		(void)mt_snap_add_sideband(&s, &sb);
 	}
+	/* Every uprobe site: a probed branch the kernel emulates decodes
+	 * as one, whether a hit names it or not (issue 19 item 14). */
+	if (c->ops == &mt_cap_backend_pt)
+		mt_cap_add_probes(c, &s);
 	/* The hits since the previous snapshot: the ones that caused this
 	 * one (a hot function can fire thousands of times meanwhile). */
 	if (c->nhits > 0) {

@@ -10,6 +10,7 @@
  *                    hits, exits, followed children, the int3 fix-ups
  *                    and mt_cap_poll
  *   capture-snap.c   describing the targets and writing each snapshot
+ *   capture-probes.c the snapshot's uprobe sites (PROBE chunks)
  */
 #ifndef MT_CAPTURE_CAPTURE_H
 #define MT_CAPTURE_CAPTURE_H
@@ -26,6 +27,7 @@
 #include "trigger.h"
 
 struct mt_pmu;
+struct mt_sb_rec;
 struct mt_sbev;
 struct mt_trig;
 struct pollfd;
@@ -116,8 +118,15 @@ int mt_cap_setup_sideband(struct mt_cap *c);
 int mt_cap_bind_new_threads(struct mt_cap *c);
 int mt_cap_setup_buffers(struct mt_cap *c);
 
+/* capture-probes.c: PROBE chunks for every uprobe site in the targets
+ * as @out maps them (its MMAP chunks) and the sideband did. */
+void mt_cap_add_probes(struct mt_cap *c, struct mt_snap *out);
+
 /* capture-snap.c */
 void mt_cap_describe(struct mt_cap *c, size_t i);
+/* Each executable MMAP2 record of a target in the sideband, to @fn. */
+void mt_cap_sb_mmaps(struct mt_cap *c, void (*fn)(void *arg,
+    const struct mt_sb_rec *rec), void *arg);
 int mt_cap_take_snapshot(struct mt_cap *c, int ev, int more);
 
 #endif

@@ -156,3 +156,80 @@ mt_tracefs_reap(const char *dir)
 	fclose(f);
 	return n;
 }
+
+/* The directory whose uprobe_events can be read (as mt_tracefs_dir). */
+static int
+readable_dir(char *dir, size_t dirsz)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing",
+	    "/sys/kernel/debug/tracing" };
+	const char *env = getenv("MT_TRACEFS");
+	char p[PATH_MAX + 32];
+	size_t i, n = sizeof(dirs) / sizeof(dirs[0]);
+
+	for (i = 0; i < (env != NULL ? 1 : n); i++) {
+		snprintf(dir, dirsz, "%s", env != NULL ? env : dirs[i]);
+		snprintf(p, sizeof(p), "%s/uprobe_events", dir);
+		if (access(p, R_OK) == 0)
+			return 0;
+	}
+	return -MT_E_NOTFOUND;
+}
+
+int
+mt_tracefs_uprobe_parse(const char *line, char *name, size_t namesz,
+    char *path, size_t pathsz, uint64_t *offset)
+{
+	const char *g, *sp, *colon, *end;
+	char *e;
+	size_t n;
+
+	/* "p:GROUP/EVENT PATH:0xOFF[(0xREF)] [ARGS]", or "r:" */
+	if ((line[0] != 'p' && line[0] != 'r') || line[1] != ':')
+		return -MT_E_SYNTAX;
+	g = line + 2;
+	if ((sp = strchr(g, ' ')) == NULL || strcspn(g, "/") >=
+	    (size_t)(sp - g) || (n = (size_t)(sp - g)) >= namesz)
+		return -MT_E_SYNTAX;
+	memcpy(name, g, n);
+	name[n] = '\0';
+	sp++;
+	end = sp + strcspn(sp, " \t\n(");
+	for (colon = end; colon > sp && colon[-1] != ':'; colon--)
+		;
+	if (colon <= sp + 1 || (size_t)(colon - 1 - sp) >= pathsz)
+		return -MT_E_SYNTAX;
+	errno = 0;
+	*offset = strtoull(colon, &e, 16);
+	if (e == colon || e != end || errno != 0)
+		return -MT_E_SYNTAX;
+	memcpy(path, sp, (size_t)(colon - 1 - sp));
+	path[colon - 1 - sp] = '\0';
+	return 0;
+}
+
+int
+mt_tracefs_uprobes(int (*fn)(void *arg, const char *name,
+    const char *path, uint64_t offset), void *arg)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 32], line[PATH_MAX + 256];
+	char name[128], path[PATH_MAX];
+	uint64_t off;
+	FILE *f;
+	int n = 0;
+
+	if (readable_dir(dir, sizeof(dir)) < 0)
+		return 0;
+	snprintf(p, sizeof(p), "%s/uprobe_events", dir);
+	if ((f = fopen(p, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (mt_tracefs_uprobe_parse(line, name, sizeof(name), path,
+		    sizeof(path), &off) == 0) {
+			n++;
+			if (fn(arg, name, path, off) != 0)
+				break;
+		}
+	fclose(f);
+	return n;
+}

@@ -51,4 +51,23 @@ int mt_tracefs_uprobe_del(const char *dir, const char *group,
  */
 int mt_tracefs_reap(const char *dir);
 
+/*
+ * One line of uprobe_events, "p:GROUP/EVENT PATH:0xOFFSET" (a uretprobe
+ * "r:"; a reference counter "(0x...)" after the offset and arguments
+ * after a blank are allowed): its name GROUP/EVENT, its file and the
+ * file offset of the probed instruction.  Returns 0 or -MT_E_SYNTAX.
+ */
+int mt_tracefs_uprobe_parse(const char *line, char *name, size_t namesz,
+    char *path, size_t pathsz, uint64_t *offset);
+
+/*
+ * Every uprobe defined in tracefs (the readable uprobe_events of
+ * $MT_TRACEFS, /sys/kernel/tracing or /sys/kernel/debug/tracing),
+ * whoever defined it, given to @fn until it returns non-zero.  Probes
+ * registered through the uprobe PMU or BPF are in no such list.
+ * Returns how many were listed (0 without tracefs).
+ */
+int mt_tracefs_uprobes(int (*fn)(void *arg, const char *name,
+    const char *path, uint64_t offset), void *arg);
+
 #endif /* MT_CAPTURE_TRACEFS_H */

@@ -473,31 +473,47 @@ image_set_insn_at(struct image_set *is, uint32_t pid, uint64_t ip,
 	return n > 0 && ild_decode(raw, (size_t)n, ip, 64, in) == 0 ? 0 : -1;
 }
 
+/* Note the instruction of @pid at @ip as probed (once). */
+static int
+note_probe(struct image_set *is, uint32_t pid, uint64_t ip)
+{
+	struct image_probe *p;
+	uint8_t raw[16];
+	size_t j;
+
+	for (j = 0; j < is->nprobes; j++)
+		if (is->probes[j].pid == pid && is->probes[j].ip == ip)
+			return 0;
+	if (ip == 0)
+		return 0;
+	if ((p = grow(is->probes, is->nprobes, sizeof(*p))) == NULL)
+		return -MT_E_NOMEM;
+	is->probes = p;
+	p = &is->probes[is->nprobes++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ip = ip;
+	p->known = image_set_insn_at(is, p->pid, p->ip, raw, &p->in) == 0;
+	return 0;
+}
+
 int
 image_set_read_probes(struct image_set *is)
 {
 	const struct mt_snap *s = is->snap;
-	struct image_probe *p;
-	uint8_t raw[16];
-	size_t i, j;
+	size_t i;
+	int rc;
 
-	for (i = 0; i < s->ntriggers; i++) {
-		for (j = 0; j < is->nprobes; j++)
-			if (is->probes[j].pid == s->triggers[i].pid &&
-			    is->probes[j].ip == s->triggers[i].ip)
-				break;
-		if (j < is->nprobes || s->triggers[i].ip == 0)
-			continue;
-		if ((p = grow(is->probes, is->nprobes, sizeof(*p))) == NULL)
-			return -MT_E_NOMEM;
-		is->probes = p;
-		p = &is->probes[is->nprobes++];
-		memset(p, 0, sizeof(*p));
-		p->pid = s->triggers[i].pid;
-		p->ip = s->triggers[i].ip;
-		p->known = image_set_insn_at(is, p->pid, p->ip, raw,
-		    &p->in) == 0;
-	}
+	for (i = 0; i < s->ntriggers; i++)
+		if ((rc = note_probe(is, s->triggers[i].pid,
+		    s->triggers[i].ip)) < 0)
+			return rc;
+	/* Every uprobe site mt-capture listed (snapshot 1.2): also
+	 * another tool's, and triggers whose hits were dropped. */
+	for (i = 0; i < s->nprobes; i++)
+		if ((rc = note_probe(is, s->probes[i].pid,
+		    s->probes[i].addr)) < 0)
+			return rc;
 	return 0;
 }
 

@@ -71,8 +71,8 @@ int image_set_add_mapping(struct image_set *is, uint32_t pid,
 int image_set_in_xol(const struct image_set *is, uint32_t pid, uint64_t ip);
 /*
  * Once every mapping is added (before decoding): read the instruction
- * at each trigger hit's ip (a probed instruction), for
- * image_set_probe.  Returns 0 or -MT_E_NOMEM.
+ * at each trigger hit's ip and each PROBE chunk's address (a probed
+ * instruction), for image_set_probe.  Returns 0 or -MT_E_NOMEM.
  */
 int image_set_read_probes(struct image_set *is);
 /*
@@ -92,7 +92,7 @@ int image_set_xol_page(const struct image_set *is, uint32_t pid,
     uint64_t ip, uint64_t *lo, uint64_t *hi);
 const char *image_set_xol_file(const struct image_set *is);
 /*
- * The probed instruction of @pid at @ip (a trigger hit's; read by
+ * The probed instruction of @pid at @ip (a trigger hit's or a PROBE's; read by
  * image_set_read_probes): its enum ild_class, length and direct target (0:
  * none).  Returns 0, or -1 when @ip is no probe of @pid or unreadable.
  */

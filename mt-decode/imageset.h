@@ -63,7 +63,7 @@ struct image_xol {
 /* Bytes of NOPs standing in for a [uprobes] page (one page is mapped). */
 #define IMAGE_XOL_MAX 4096
 
-/* A probed instruction: a trigger hit's ip, and what it is. */
+/* A probed instruction: a trigger hit's ip or a PROBE's, and what it is. */
 struct image_probe {
 	uint32_t pid;
 	uint64_t ip;

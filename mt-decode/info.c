@@ -223,6 +223,15 @@ info_print(FILE *fp, const struct mt_snap *s, const char *name)
 		    " thread %u/%u snapshot %u\n", s->triggers[i].what,
 		    s->triggers[i].ip, s->triggers[i].time, s->triggers[i].pid,
 		    s->triggers[i].tid, s->triggers[i].index);
+	/* uprobe sites (format 1.2) */
+	for (i = 0; i < s->nprobes; i++)
+		fprintf(fp, "probe %s at 0x%" PRIx64 " process %u, %s+0x%"
+		    PRIx64 ", %s\n", s->probes[i].what ? s->probes[i].what :
+		    "?", s->probes[i].addr, s->probes[i].pid,
+		    s->probes[i].path ? s->probes[i].path : "?",
+		    s->probes[i].offset, s->probes[i].origin ==
+		    MT_SNAP_PROBE_TRIGGER ? "trigger" : s->probes[i].origin ==
+		    MT_SNAP_PROBE_OTHER ? "another tool's" : "unknown origin");
 	fflush(fp);
 	return ferror(fp) ? -1 : 0;
 }

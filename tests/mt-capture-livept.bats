@@ -32,6 +32,7 @@ has_threads() {
 }
 
 teardown() {
+	if [ -n "${other_probe:-}" ]; then echo "-:$other_probe" >> "$UE" || true; fi
 	if [ -n "$tpid" ]; then kill "$tpid" 2>/dev/null || true; fi
 	# shellcheck disable=SC2086 # (a list of PIDs)
 	if [ -n "$bg" ]; then kill $bg 2>/dev/null || true; fi
@@ -470,6 +471,63 @@ has_pid_line() {
 	[ -n "$g1" ] && [ -n "$g2" ]
 	[ "$(mtcap_probes "$g1/")" -eq 0 ]
 	[ "$(mtcap_probes "$g2/")" -eq 0 ]
+}
+
+# file_offset ELF VADDR: the file offset (hex, no 0x) of virtual address
+# VADDR (hex) in ELF, from its PT_LOAD program headers.
+file_offset() {
+	local v=$((16#$2)) type off va pa fsz rest
+	while read -r type off va pa fsz rest; do
+		[ "$type" = LOAD ] || continue
+		if [ "$v" -ge $((va)) ] && [ "$v" -lt $((va + fsz)) ]; then
+			printf '%x\n' $((v - va + off))
+			return
+		fi
+	done < <(readelf -lW "$1")
+}
+
+# sym_vaddr ELF NAME: NAME's virtual address (hex) in ELF's symbol table
+sym_vaddr() {
+	nm "$1" | awk -v n="$2" '$3 == n { print $1; exit }'
+}
+
+@test "mt-capture: the snapshot lists every uprobe site (PROBE): its trigger's and another tool's from tracefs, at the addresses the kernel's hit and the ELF give" {
+	needs_tracefs
+	D=$BATS_TEST_TMPDIR
+	f=$(realpath "$T/newhit")
+	# another tool's uprobe on thread_main, defined but never enabled
+	# (no int3 is written anywhere until an event uses it)
+	vt=$(sym_vaddr "$f" thread_main)
+	vh=$(sym_vaddr "$f" hit)
+	[ -n "$vt" ] && [ -n "$vh" ]
+	ot=$(file_offset "$f" "$vt")
+	[ -n "$ot" ]
+	other_probe=mtlivept$$/other
+	echo "p:$other_probe $f:0x$ot" >> "$UE"
+	run with_fakept -- mt-capture run -q --backend pt --trigger hit \
+	    -o "$D/p.snap" -- "$T/newhit" thread
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$D/p.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"snapshot format 1.2,"* ]]
+	# the kernel's hit of the trigger: where hit() runs
+	[[ "$output" =~ trigger\ hit\ at\ 0x([0-9a-f]+)\ time\ [0-9]+\ thread\ ([0-9]+)/ ]]
+	ah=${BASH_REMATCH[1]}
+	pid=${BASH_REMATCH[2]}
+	# its site, and the other tool's, at hit() + (thread_main - hit)
+	# in the ELF
+	[[ "$output" == *"probe hit at 0x$ah process $pid, $f+0x"*", trigger"* ]]
+	at=$(printf '%x' $((16#$ah + 16#$vt - 16#$vh)))
+	[[ "$output" == *"probe $other_probe at 0x$at process $pid, $f+0x$ot, another tool's"* ]]
+	echo "-:$other_probe" >> "$UE"
+	other_probe=
+	# gone from tracefs: only the trigger's site is listed
+	run with_fakept -- mt-capture run -q --backend pt --trigger hit \
+	    -o "$D/q.snap" -- "$T/newhit" thread
+	[ "$status" -eq 0 ]
+	run mt-decode --info "$D/q.snap"
+	[ "$(grep -c '^probe ' <<< "$output")" -eq 1 ]
+	[[ "$output" != *"another tool's"* ]]
 }
 
 # child_traps VERB...: run newhit forkmany under mt-capture run -v

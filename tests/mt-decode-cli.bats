@@ -99,7 +99,7 @@ setup() {
 @test "mt-decode: --info lists the chunks and the key facts" {
 	run mt-decode --info "$D/calls.snap"
 	[ "$status" -eq 0 ]
-	[ "${lines[1]}" = "snapshot format 1.1, 8 chunks" ]
+	[ "${lines[1]}" = "snapshot format 1.2, 8 chunks" ]
 	[[ "$output" == *"  chunk AUX      offset 430 length 97"* ]]
 	[[ "$output" == *"pt: backend raw, config 0x2000 "* ]]
 	[[ "$output" == *"timing: no time conversion: times are relative"* ]]

@@ -884,6 +884,88 @@ uprobe_on_a_branch_decodes_its_effect(void)
 	}
 }
 
+/* @s written to a file and read back: what mt-decode reads. */
+static int
+round_trip(struct mt_snap *s)
+{
+	struct mt_snap_diag d;
+	struct mt_snap back;
+	FILE *f = tmpfile();
+	int rc = -1;
+
+	mt_snap_init(&back);
+	if (f != NULL && mt_snap_write_fd(s, fileno(f)) == 0 &&
+	    lseek(fileno(f), 0, SEEK_SET) == 0 &&
+	    mt_snap_read_fd(&back, fileno(f), &d) == 0) {
+		mt_snap_release(s);
+		*s = back;
+		rc = 0;
+	} else {
+		mt_snap_release(&back);
+	}
+	if (f != NULL)
+		fclose(f);
+	return rc;
+}
+
+/*
+ * The emulated `call f` of xol_branch_snap (case 0) at a uprobe that no
+ * TRIGGER chunk names (another tool's, or an mt trigger whose hit was
+ * dropped while a snapshot was written), listed by a PROBE chunk
+ * (snapshot 1.2) that went through a file: decoded as the call the
+ * program made (main calls f at 0x400000), by mt-decode's decoder,
+ * libipt's own block decoder and -j 2 alike, with no error.  Without
+ * the PROBE chunk the call is lost in a gap (the trace resumes in f).
+ */
+static void
+uprobe_site_listed_decodes_without_a_hit(void)
+{
+	static const char want[] =
+	    "thread 40 42 demo\n"
+	    "disable 6000 42 0x400000 async\n"
+	    "enable 6000 42 0x400000\n"
+	    "call 6000 42 0x400000 0x400020\n"
+	    F_RETURNS_G_RUNS;
+	static const char gap[] =
+	    "thread 40 42 demo\n"
+	    "disable 6000 42 0x400000 async\n"
+	    "enable 6000 42 0x400020\n";
+	struct mt_snap_probe p = { .pid = 40,
+	    .origin = MT_SNAP_PROBE_OTHER, .addr = CODE, .offset = 0,
+	    .path = (char *)(uintptr_t)"code",
+	    .what = (char *)(uintptr_t)"p_code_0x0" };
+	struct mt_snap s;
+	struct decode_stats st;
+	char *out;
+	int listed;
+
+	for (listed = 0; listed < 2; listed++) {
+		xol_branch_snap(&s, 0);
+		free(s.triggers[0].what);
+		s.ntriggers = 0;
+		if (listed)
+			CHECK(mt_snap_add_probe(&s, &p) == 0);
+		CHECK(round_trip(&s) == 0);
+		CHECK_EQ_U64(s.nprobes, (uint64_t)listed);
+		out = decode(&s, &st);
+		CHECK(out != NULL);
+		if (out != NULL && listed) {
+			CHECK_EQ_U64(st.errors, 0);
+			if (strstr(out, want) == NULL)
+				fprintf(stderr, "%s", out);
+			CHECK(strstr(out, want) != NULL);
+			CHECK(same_again(&s, out, 2, 0));
+			CHECK(same_again(&s, out, 1, 1));
+		} else if (out != NULL) {
+			/* (main calls f again at the end) */
+			CHECK(strstr(out, gap) != NULL);
+			CHECK(strstr(out, "enable 6000 42 0x400000\n") == NULL);
+		}
+		free(out);
+		mt_snap_release(&s);
+	}
+}
+
 /*
  * A probed instruction stepped in slot @slot: the int3's trap at @at
  * (FUP + TIP.PGD), TIP.PGE in the slot, the branch's TIP to @to if @to,
@@ -1095,6 +1177,7 @@ main(int argc, char **argv)
 	TEST(sideband_mmap2_is_looked_up_and_listed);
 	TEST(uprobe_slot_is_a_gap);
 	TEST(uprobe_on_a_branch_decodes_its_effect);
+	TEST(uprobe_site_listed_decodes_without_a_hit);
 	TEST(uprobes_at_several_instructions_step_in_their_slots);
 	return tap_done();
 }

@@ -58,6 +58,9 @@ fill(struct mt_snap *s)
 	static char perfmap[] = "1000 10 jit";
 	struct mt_snap_text tx = { .kind = MT_SNAP_TEXT_PERFMAP, .pid = 42,
 	    .len = 11, .data = perfmap };
+	struct mt_snap_probe pr = { .pid = 42, .origin = MT_SNAP_PROBE_OTHER,
+	    .addr = 0x401130, .offset = 0x1130, .path = S("/usr/bin/demo"),
+	    .what = S("p_demo_0x1130") };
 
 	CHECK(mt_snap_add_meta(s, "reason", "trigger") == 0);
 	CHECK(mt_snap_set_host(s, &h) == 0);
@@ -83,6 +86,7 @@ fill(struct mt_snap *s)
 	CHECK(mt_snap_add_blob(s, &bl) == 0);
 	CHECK(mt_snap_add_elf(s, &e) == 0);
 	CHECK(mt_snap_add_text(s, &tx) == 0);
+	CHECK(mt_snap_add_probe(s, &pr) == 0);
 }
 
 /* Write @s into a malloc'd buffer through a temporary file. */
@@ -125,7 +129,8 @@ roundtrip_every_chunk(void)
 	CHECK(p != NULL);
 	mt_snap_init(&r);
 	CHECK(mt_snap_read_mem(&r, p, len, &d) == 0);
-	CHECK_EQ_U64(r.nchunks, 14);
+	CHECK_EQ_U64(r.nchunks, 15);
+	CHECK(r.major == 1 && r.minor == 2);
 	CHECK_STR(mt_snap_meta_get(&r, "reason"), "trigger");
 	CHECK(r.has_host && r.host.model == 0x8c && r.host.family == 6);
 	CHECK_STR(r.host.vendor, "GenuineIntel");
@@ -150,6 +155,11 @@ roundtrip_every_chunk(void)
 	CHECK(r.nelfs == 1 && r.elfs[0].len == 4);
 	CHECK(r.ntexts == 1 && r.texts[0].len == 11);
 	CHECK_STR(r.ntexts ? r.texts[0].data : NULL, "1000 10 jit");
+	CHECK(r.nprobes == 1 && r.probes[0].pid == 42 &&
+	    r.probes[0].origin == MT_SNAP_PROBE_OTHER &&
+	    r.probes[0].addr == 0x401130 && r.probes[0].offset == 0x1130);
+	CHECK_STR(r.nprobes ? r.probes[0].path : NULL, "/usr/bin/demo");
+	CHECK_STR(r.nprobes ? r.probes[0].what : NULL, "p_demo_0x1130");
 	mt_snap_release(&r);
 	mt_snap_release(&s);
 	free(p);
@@ -339,27 +349,61 @@ short_payload_is_corrupt(void)
 	mt_wbuf_release(&w);
 }
 
+/*
+ * The read end of a pipe into which a child writes @s (mt_snap_write_fd;
+ * it exits 0 if that worked), its pid in *@pid; -1 when the pipe or the
+ * fork fails.  The caller closes the fd and reaps the child.
+ */
+static int
+pipe_from_writer(const struct mt_snap *s, pid_t *pid)
+{
+	int fds[2];
+
+	if (pipe(fds) < 0)
+		return -1;
+	*pid = fork();
+	if (*pid == 0) {
+		close(fds[0]);
+		_exit(mt_snap_write_fd(s, fds[1]) == 0 ? 0 : 1);
+	}
+	close(fds[1]);
+	if (*pid < 0) {
+		close(fds[0]);
+		return -1;
+	}
+	return fds[0];
+}
+
+/* The child writer of pipe_from_writer() exited 0. */
+static int
+writer_ok(pid_t pid)
+{
+	int st;
+
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0;
+}
+
 static void
 reads_from_a_pipe(void)
 {
 	struct mt_snap s, r;
 	struct mt_snap_diag d;
-	int fds[2];
 	pid_t pid;
+	int fd;
 
 	mt_snap_init(&s);
 	fill(&s);
-	CHECK(pipe(fds) == 0);
-	pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		_exit(mt_snap_write_fd(&s, fds[1]) == 0 ? 0 : 1);
-	}
-	close(fds[1]);
+	fd = pipe_from_writer(&s, &pid);
+	CHECK(fd >= 0);
 	mt_snap_init(&r);
-	CHECK(mt_snap_read_fd(&r, fds[0], &d) == 0);
+	CHECK(fd >= 0 && mt_snap_read_fd(&r, fd, &d) == 0);
 	CHECK(r.naux == 1 && r.aux[0].len == 6);
-	close(fds[0]);
+	CHECK(r.nprobes == 1 && r.probes[0].addr == 0x401130);
+	if (fd >= 0) {
+		close(fd);
+		CHECK(writer_ok(pid));
+	}
 	mt_snap_release(&r);
 	mt_snap_release(&s);
 }
@@ -398,7 +442,7 @@ map_fd_uses_the_file_in_place(void)
 	struct mt_snap_diag d, dm;
 	uint8_t *p;
 	size_t len, i;
-	int fd, fds[2], bad = 0, ok;
+	int fd, bad = 0, ok;
 	pid_t pid;
 
 	mt_snap_init(&s);
@@ -500,18 +544,15 @@ done:
 	if (fd >= 0)
 		close(fd);
 	/* a pipe: read, nothing mapped */
-	CHECK(pipe(fds) == 0);
-	pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		_exit(mt_snap_write_fd(&s, fds[1]) == 0 ? 0 : 1);
-	}
-	close(fds[1]);
+	fd = pipe_from_writer(&s, &pid);
+	CHECK(fd >= 0);
 	mt_snap_init(&m);
-	CHECK(mt_snap_map_fd(&m, fds[0], &dm) == 0);
+	CHECK(fd >= 0 && mt_snap_map_fd(&m, fd, &dm) == 0);
 	CHECK(m.map == NULL && m.naux == 1 && m.aux[0].len == 6);
-	close(fds[0]);
-	waitpid(pid, NULL, 0);
+	if (fd >= 0) {
+		close(fd);
+		CHECK(writer_ok(pid));
+	}
 	mt_snap_release(&m);
 	mt_snap_release(&s);
 	free(p);
@@ -535,7 +576,7 @@ large_blobs_roundtrip(void)
 	size_t n = (1u << 20) + 13, i, len;
 	uint8_t *big = malloc(n), *p;
 	char *txt = malloc(n + 1);
-	int fds[2], k;
+	int k;
 	pid_t pid;
 
 	CHECK(big != NULL && txt != NULL);
@@ -566,16 +607,13 @@ large_blobs_roundtrip(void)
 		if (k == 0) {
 			CHECK(mt_snap_read_mem(&r, p, len, &d) == 0);
 		} else {
-			CHECK(pipe(fds) == 0);
-			pid = fork();
-			if (pid == 0) {
-				close(fds[0]);
-				_exit(mt_snap_write_fd(&s, fds[1]) == 0 ? 0 : 1);
+			int fd = pipe_from_writer(&s, &pid);
+
+			CHECK(fd >= 0 && mt_snap_read_fd(&r, fd, &d) == 0);
+			if (fd >= 0) {
+				close(fd);
+				CHECK(writer_ok(pid));
 			}
-			close(fds[1]);
-			CHECK(mt_snap_read_fd(&r, fds[0], &d) == 0);
-			close(fds[0]);
-			waitpid(pid, NULL, 0);
 		}
 		CHECK(r.naux == 2 && r.nelfs == 1 && r.ntexts == 1);
 		if (r.naux == 2 && r.nelfs == 1 && r.ntexts == 1) {

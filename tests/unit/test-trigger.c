@@ -5,7 +5,11 @@
  * are dropped, a record wrapping the ring's end is read whole, and the
  * tail never passes a sample there was no room for; the event id of
  * 40-byte samples (PERF_SAMPLE_ID) is read, and one hit counted by two
- * events of a thread is kept once.
+ * events of a thread is kept once.  And the lines of tracefs
+ * uprobe_events, as the kernel prints them (probes_seq_show in
+ * kernel/trace/trace_uprobe.c: "%c:%s/%s %s:0x%0*lx", then "(0x%lx)"
+ * with a reference counter, then the arguments), give each probe's
+ * name, file and offset.
  */
 #include <stdint.h>
 #include <string.h>
@@ -15,6 +19,8 @@
 
 #include "tap.h"
 #include "../../mt-capture/trigev.h"
+#include "../../mt-capture/tracefs.h"
+#include "err.h"
 
 #define RING 256
 
@@ -182,6 +188,44 @@ one_hit_of_two_events_is_kept_once(void)
 	CHECK(mt_trig_drop_doubles(&last, &kept, h, 1) == 0);
 }
 
+static void
+uprobe_events_lines(void)
+{
+	char name[128], path[256];
+	uint64_t off = 0;
+
+	CHECK(mt_tracefs_uprobe_parse("p:uprobes/p_bash_0x4245c0 "
+	    "/bin/bash:0x00000000004245c0\n", name, sizeof(name), path,
+	    sizeof(path), &off) == 0);
+	CHECK_STR(name, "uprobes/p_bash_0x4245c0");
+	CHECK_STR(path, "/bin/bash");
+	CHECK_EQ_U64(off, 0x4245c0);
+	CHECK(mt_tracefs_uprobe_parse("r:probe_libc/malloc "
+	    "/usr/lib/x86_64-linux-gnu/libc.so.6:0x00000000000a0e90(0x1f0) "
+	    "arg1=%ax:u64\n", name, sizeof(name), path, sizeof(path),
+	    &off) == 0);
+	CHECK_STR(name, "probe_libc/malloc");
+	CHECK_STR(path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	CHECK_EQ_U64(off, 0xa0e90);
+	/* a colon in the path: the offset follows the last one */
+	CHECK(mt_tracefs_uprobe_parse("p:g/e /opt/a:b/x:0x10", name,
+	    sizeof(name), path, sizeof(path), &off) == 0);
+	CHECK_STR(path, "/opt/a:b/x");
+	CHECK_EQ_U64(off, 0x10);
+	CHECK(mt_tracefs_uprobe_parse("", name, sizeof(name), path,
+	    sizeof(path), &off) == -MT_E_SYNTAX);
+	CHECK(mt_tracefs_uprobe_parse("p:noslash /bin/x:0x10", name,
+	    sizeof(name), path, sizeof(path), &off) == -MT_E_SYNTAX);
+	CHECK(mt_tracefs_uprobe_parse("p:g/e /bin/x", name, sizeof(name),
+	    path, sizeof(path), &off) == -MT_E_SYNTAX);
+	CHECK(mt_tracefs_uprobe_parse("p:g/e /bin/x:0xzz", name,
+	    sizeof(name), path, sizeof(path), &off) == -MT_E_SYNTAX);
+	CHECK(mt_tracefs_uprobe_parse("p:g/e :0x10", name, sizeof(name),
+	    path, sizeof(path), &off) == -MT_E_SYNTAX);
+	CHECK(mt_tracefs_uprobe_parse("p:g/e /bin/x:0x10", name, 3, path,
+	    sizeof(path), &off) == -MT_E_SYNTAX);
+}
+
 int
 main(void)
 {
@@ -189,5 +233,6 @@ main(void)
 	TEST(partial_record_waits);
 	TEST(other_processes_asked);
 	TEST(one_hit_of_two_events_is_kept_once);
+	TEST(uprobe_events_lines);
 	return tap_done();
 }
