@@ -169,14 +169,15 @@ parse_pids(struct mt_cap_opts *o, const char *arg)
 {
 	const char *p = arg;
 
-	while (*p != '\0') {
-		char *end;
+	/* PID[,PID]...: no empty element, not even a last one ("1,") */
+	for (;;) {
+		char *end = NULL;
 		long v;
 		size_t i;
 
 		errno = 0;
-		v = strtol(p, &end, 10);
-		if (end == p || errno != 0 || v <= 0 || v > 0x3fffffff ||
+		v = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : 0;
+		if (v == 0 || errno != 0 || v > 0x3fffffff ||
 		    (*end != ',' && *end != '\0')) {
 			warnx("bad pid list '%s'", arg);
 			return -1;
@@ -191,9 +192,10 @@ parse_pids(struct mt_cap_opts *o, const char *arg)
 			return -1;
 		}
 		o->pids[o->npids++] = (pid_t)v;
-		p = *end == ',' ? end + 1 : end;
+		if (*end == '\0')
+			return 0;
+		p = end + 1;
 	}
-	return 0;
 }
 
 static int

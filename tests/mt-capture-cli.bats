@@ -32,6 +32,12 @@
 	run mt-capture attach -p 12,x
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"bad pid list '12,x'"* ]]
+	# an empty element, last or not, or an empty list
+	for l in 12, ,12 12,,13 "" " 12" +12 0; do
+		run mt-capture attach -p "$l"
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"bad pid list '$l'"* ]]
+	done
 	run mt-capture attach -p 12,12
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"pid 12 given twice"* ]]
