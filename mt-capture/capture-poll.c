@@ -501,11 +501,23 @@ mt_cap_add_hit(struct mt_cap *c, pid_t pid, pid_t tid, uint64_t ip,
 }
 
 /*
- * Live PT with per-CPU buffers (--all-threads) inherits into the
- * targets' child processes, which the trace then holds: make such a
- * descendant a target too, so its trigger hits count and its maps and
- * files go into the snapshot (issue 19).  Returns 1 if @pid is a target
- * (now), else 0.
+ * Does the backend's trace follow the targets' child processes?  Live
+ * PT does: per-CPU buffers (--all-threads) inherit into them; per-thread
+ * buffers cannot (the kernel refuses to map an inherited per-task
+ * event), so a child's main thread gets its own buffer from its FORK
+ * record (scan_forks).  The emulate backend follows them itself.
+ */
+static int
+follows_forks(const struct mt_cap *c)
+{
+	return c->ops == &mt_cap_backend_pt;
+}
+
+/*
+ * Live PT follows the targets' child processes: make such a descendant
+ * a target too, so its trigger hits count and its maps and files go
+ * into the snapshot (issue 19).  Returns 1 if @pid is a target (now),
+ * else 0.
  */
 static int
 adopt(struct mt_cap *c, pid_t pid)
@@ -515,7 +527,7 @@ adopt(struct mt_cap *c, pid_t pid)
 
 	if (mt_cap_target_index(c, pid) >= 0)
 		return 1;
-	if (!c->ptcfg.per_cpu || pid <= 0)
+	if (!follows_forks(c) || pid <= 0)
 		return 0;
 	for (depth = 0; depth < 64 && mt_cap_target_index(c, a) < 0; depth++)
 		if ((a = mt_proc_ppid(a)) <= 1)
@@ -572,10 +584,29 @@ mt_cap_trim_sideband(struct mt_cap *c, uint64_t before)
 }
 
 /*
+ * A child process followed with per-thread PT buffers: its main thread
+ * (@pid's, the clone of the thread that forked) gets its buffer, traced
+ * from now on (what ran between the fork and now is not in the trace).
+ */
+static void
+open_child_buf(struct mt_cap *c, pid_t pid)
+{
+	int rc;
+
+	if (mt_cap_buf_find(c, pid) != NULL)
+		return;
+	rc = mt_cap_buf_add(c, pid, pid, -1, NULL);
+	if (rc < 0)
+		warnx("process %d is not traced: no PT buffer (%s)",
+		    (int)pid, mt_strerror(rc));
+}
+
+/*
  * The new sideband FORK records: adopt the child processes they announce
- * (per-CPU live PT follows them), give each new thread of a target its
- * sideband event when they are per thread (plan_fds; its records from
- * then on), and with trig_forks bind the trigger
+ * (live PT follows them: per-CPU buffers inherit into them, a per-thread
+ * buffer is opened for each; follows_forks), give each new thread of a
+ * target its sideband event when they are per thread (plan_fds; its
+ * records from then on), and with trig_forks bind the trigger
  * uprobes to each new thread of a target (the record comes after the
  * clone: a hit of the thread before mt-capture reads it is not seen; the
  * kernel still traps there, the thread's process having the breakpoint,
@@ -584,13 +615,14 @@ mt_cap_trim_sideband(struct mt_cap *c, uint64_t before)
 static void
 scan_forks(struct mt_cap *c)
 {
-	size_t r, n = mt_sbev_nrings(c->sb), nnew = 0, k;
+	size_t r, n = mt_sbev_nrings(c->sb), nnew = 0, nkids = 0, k;
 	int bind = c->ops->trig_forks && c->trig != NULL &&
 	    !mt_trig_inherits(c->trig);
-	pid_t fresh[256];
+	int follow = follows_forks(c);
+	pid_t fresh[256], kids[64];
 	char msg[512];
 
-	if (!c->ptcfg.per_cpu && !bind && !c->sb_per_thread)
+	if (!follow && !bind && !c->sb_per_thread)
 		return;
 	if (c->nfork_off < n) {
 		size_t *no = realloc(c->fork_off, n * sizeof(*no));
@@ -610,15 +642,19 @@ scan_forks(struct mt_cap *c)
 		mt_sb_reader_init(&rd, w->p + c->fork_off[r], w->len -
 		    c->fork_off[r], mt_sbev_sample_type(c->sb), 1, 0);
 		while (mt_sb_next(&rd, &rec) == 0) {
+			pid_t pid = (pid_t)rec.u.task.pid;
+
 			if (rec.type != MT_SB_FORK)
 				continue;
 			/* (the record says whose: the child may be gone) */
-			if (rec.u.task.pid != rec.u.task.ppid &&
-			    c->ptcfg.per_cpu &&
-			    mt_cap_target_index(c, (pid_t)rec.u.task.ppid) >= 0)
-				(void)mt_cap_follow(c, (pid_t)rec.u.task.pid,
-				    (pid_t)rec.u.task.ppid);
-			if (mt_cap_target_index(c, (pid_t)rec.u.task.pid) < 0)
+			if (pid != (pid_t)rec.u.task.ppid && follow &&
+			    mt_cap_target_index(c, pid) < 0 &&
+			    mt_cap_target_index(c,
+			    (pid_t)rec.u.task.ppid) >= 0 &&
+			    mt_cap_follow(c, pid, (pid_t)rec.u.task.ppid) &&
+			    !c->ptcfg.per_cpu && nkids < 64)
+				kids[nkids++] = pid;
+			if (mt_cap_target_index(c, pid) < 0)
 				continue;
 			if (bind)
 				(void)mt_cap_trig_thread(c,
@@ -632,6 +668,8 @@ scan_forks(struct mt_cap *c)
 	for (k = 0; k < nnew; k++)
 		if (mt_sbev_add_thread(c->sb, fresh[k], msg, sizeof(msg)) < 0)
 			warnx("thread %d: %s", (int)fresh[k], msg);
+	for (k = 0; k < nkids; k++)
+		open_child_buf(c, kids[k]);
 }
 
 /*
@@ -646,7 +684,7 @@ adopt_cb(void *arg, pid_t pid)
 
 	if (adopt(c, pid))
 		return 1;
-	if (!c->ptcfg.per_cpu || c->sb == NULL || kill(pid, 0) == 0 ||
+	if (!follows_forks(c) || c->sb == NULL || kill(pid, 0) == 0 ||
 	    errno != ESRCH || mt_sbev_drain(c->sb) < 0)
 		return 0;
 	scan_forks(c);
@@ -658,7 +696,8 @@ static int
 poll_ms(const struct mt_cap *c)
 {
 	return (c->ops->trig_forks && c->trig != NULL &&
-	    !mt_trig_inherits(c->trig)) || c->sb_per_thread ? 10 : 100;
+	    !mt_trig_inherits(c->trig)) || c->sb_per_thread ||
+	    (follows_forks(c) && !c->ptcfg.per_cpu) ? 10 : 100;
 }
 
 int
@@ -689,8 +728,9 @@ mt_cap_poll(struct mt_cap *c, int timeout_ms)
 		fds = (int *)(void *)(pfd + c->npfd);
 		/*
 		 * Wake at least every 100 ms to drain the sideband; every
-		 * 10 ms while new threads are bound from its FORK records
-		 * (scan_forks), whose records wake no one: the kernel
+		 * 10 ms while new threads are bound or child processes
+		 * given PT buffers from its FORK records (scan_forks),
+		 * whose records wake no one: the kernel
 		 * counts wakeup_events in samples only (perf_output_sample).
 		 */
 		if (timeout_ms < 0 || timeout_ms > poll_ms(c))

@@ -246,12 +246,10 @@ mt_cap_setup_triggers(struct mt_cap *c)
 		    4096 - n)) > 0)
 			n += (size_t)k;
 	/*
-	 * Live PT with per-thread buffers follows no child process: its
-	 * trigger events would keep the breakpoint in a child, which would
-	 * trap at every hit, its hits dropped (docs/capture.md).
+	 * Inherited into new threads and child processes: the live PT
+	 * backend follows both (scan_forks), so their hits count.
 	 */
-	inherit = !c->ops->trig_forks ? 0 : c->ops == &mt_cap_backend_pt &&
-	    !c->ptcfg.per_cpu ? MT_TRIG_INHERIT_THREADS : MT_TRIG_INHERIT;
+	inherit = c->ops->trig_forks ? MT_TRIG_INHERIT : 0;
 	rc = mt_trig_open(&c->trig, c->sites, c->nsites, c->o->sysfs_root,
 	    c->ops->trig_threads ? tids : NULL, n, inherit, msg, sizeof(msg));
 	if (rc < 0)

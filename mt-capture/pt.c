@@ -4,7 +4,8 @@
  * (include/uapi/linux/perf_event.h, kernel/events/core.c,
  * arch/x86/events/intel/pt.c; docs/capture.md):
  * one intel_pt event per traced thread (pid = tid, cpu = -1, no inherit:
- * the kernel refuses to mmap an inherited per-task event), or with
+ * the kernel refuses to mmap an inherited per-task event; a child
+ * process the framework follows from its FORK record gets its own), or with
  * --all-threads one per CPU with inherit (the events of every existing
  * thread on a CPU redirected into one ring with PERF_EVENT_IOC_SET_OUTPUT),
  * as perf does.  Each has a small data ring and its AUX area mapped
@@ -55,6 +56,8 @@ struct pt_priv {
 	int no_aux_pause;	/* the kernel refused aux_action once */
 	int pause_err;		/* its errno */
 	size_t npaused;		/* buffers with their aux_pause events */
+	int running;		/* recording runs (started, not stopped):
+				 * a buffer opened now is enabled at once */
 };
 
 struct pt_buf {
@@ -422,6 +425,16 @@ pt_buf_open(struct mt_cap *c, struct mt_cap_buf *b, char *msg, size_t msgsz)
 	}
 	if (b->cpu < 0 && !o->multi_snapshot)
 		add_aux_pause(c, pb, b->tid);
+	/* A child process followed while recording runs (its FORK
+	 * record, capture-poll.c): traced from now on. */
+	if (p->running && ioctl(pb->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		err = errno;
+		snprintf(msg, msgsz, "PERF_EVENT_IOC_ENABLE: %s",
+		    strerror(err));
+		buf_free(pb, p->page);
+		errno = err;
+		return -MT_E_SYS;
+	}
 	b->bk = pb;
 	return 0;
 fail_errno:
@@ -456,6 +469,9 @@ each_fd(struct mt_cap *c, unsigned long req)
 static int
 pt_start(struct mt_cap *c, char *msg, size_t msgsz)
 {
+	struct pt_priv *p = mt_cap_priv(c);
+
+	p->running = 1;
 	/* run: enable_on_exec starts tracing at the child's execve. */
 	if (!mt_cap_opts(c)->attach)
 		return 0;
@@ -596,6 +612,7 @@ pt_stop(struct mt_cap *c)
 	size_t i;
 
 	/* A thread that exited has ESRCH-free fds: DISABLE still works. */
+	((struct pt_priv *)mt_cap_priv(c))->running = 0;
 	(void)each_fd(c, PERF_EVENT_IOC_DISABLE);
 	for (i = 0; i < mt_cap_nbufs(c); i++) {
 		struct mt_cap_buf *b = mt_cap_buf(c, i);
@@ -618,13 +635,18 @@ pt_stop(struct mt_cap *c)
 static int
 pt_resume(struct mt_cap *c)
 {
+	((struct pt_priv *)mt_cap_priv(c))->running = 1;
 	return each_fd(c, PERF_EVENT_IOC_ENABLE);
 }
 
 static void
 pt_detach(struct mt_cap *c)
 {
+	struct pt_priv *p = mt_cap_priv(c);
+
 	/* The target never stops under PT: only stop tracing it. */
+	if (p != NULL)
+		p->running = 0;
 	(void)each_fd(c, PERF_EVENT_IOC_DISABLE);
 }
 

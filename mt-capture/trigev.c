@@ -43,8 +43,6 @@ struct mt_trig {
 	size_t nbound;
 	int enabled;
 	int inherit;		/* tracefs uprobes, inherited */
-	int ithread;		/* ... by new threads only (inherit_thread) */
-	int no_ithread;		/* the kernel refused inherit_thread */
 	char tracefs[PATH_MAX];	/* its directory */
 	char group[32];		/* MT_TRACEFS_GROUP<our pid> */
 	unsigned char *defined;	/* per site: tracefs event t<i> defined */
@@ -80,18 +78,8 @@ open_bound(struct mt_trig *t, unsigned site, const struct perf_event_attr
 			int fd, err, *nx;
 
 			a.disabled = !t->enabled;
-			if (t->no_ithread)
-				a.inherit_thread = 0;
 			fd = (int)syscall(SYS_perf_event_open, &a, tids[k],
 			    (int)c, -1, PERF_FLAG_FD_CLOEXEC);
-			/* Before 5.13 inherit_thread is a reserved bit. */
-			if (fd < 0 && errno == EINVAL && a.inherit_thread) {
-				t->no_ithread = 1;
-				a.inherit_thread = 0;
-				fd = (int)syscall(SYS_perf_event_open, &a,
-				    tids[k], (int)c, -1,
-				    PERF_FLAG_FD_CLOEXEC);
-			}
 			if (fd < 0 && (errno == ENODEV || errno == ESRCH))
 				continue;
 			if (fd < 0) {
@@ -221,22 +209,18 @@ use_tracefs(struct mt_trig *t, char *why, size_t whysz)
 		a->type = PERF_TYPE_TRACEPOINT;
 		a->config = id;
 		a->inherit = 1;
-		a->inherit_thread = t->ithread ? 1 : 0;
 	}
 	t->inherit = 1;
 	return 0;
 }
 
-/* t->how of tracefs events, once opened (inherit_thread refused or not). */
+/* t->how of tracefs events, for -v. */
 static void
 tracefs_how(struct mt_trig *t)
 {
 	snprintf(t->how, sizeof(t->how), "tracefs uprobe events %s/t* "
-	    "(%s/uprobe_events), inherited by new threads %s", t->group,
-	    t->tracefs, !t->ithread ? "and child processes" : t->no_ithread ?
-	    "and child processes (the kernel refused inherit_thread)" :
-	    "only (inherit_thread: a child process takes one trap, then "
-	    "the kernel removes the breakpoint from it)");
+	    "(%s/uprobe_events), inherited by new threads and child "
+	    "processes", t->group, t->tracefs);
 }
 
 int
@@ -270,7 +254,6 @@ mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
 	}
 	for (i = 0; i < nsites && sites[i].hw; i++)
 		;
-	t->ithread = inherit == MT_TRIG_INHERIT_THREADS;
 	if (i < nsites && inherit && tids != NULL)
 		(void)use_tracefs(t, why, sizeof(why));
 	rc = i == nsites || t->inherit ? 0 : mt_pmu_read(&pmu, sysfs_root,

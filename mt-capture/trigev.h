@@ -55,10 +55,8 @@ int mt_trig_open(struct mt_trig **out, const struct mt_trig_site *sites,
     size_t nsites, const char *sysfs_root, const pid_t *tids, size_t ntids,
     int inherit, char *msg, size_t msgsz);
 /* @inherit of mt_trig_open: new threads and child processes get the
- * events; new threads only (attr.inherit_thread, kernels 5.13+; an older
- * kernel's refusal falls back to MT_TRIG_INHERIT, and -v says so). */
+ * events. */
 #define MT_TRIG_INHERIT		1
-#define MT_TRIG_INHERIT_THREADS	2
 /*
  * With @inherit (and @tids) mt_trig_open first defines the uprobes in
  * tracefs (tracefs.h) and opens them as PERF_TYPE_TRACEPOINT events with

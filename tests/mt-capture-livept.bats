@@ -440,19 +440,19 @@ has_pid_line() {
 	run with_fakept -- mt-capture run -v --backend pt --trigger hit \
 	    -o "$D/t.snap" -- "$T/newhit" thread
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"triggers: tracefs uprobe events mtcap"*"inherited by new threads only (inherit_thread"* ]]
+	[[ "$output" == *"triggers: tracefs uprobe events mtcap"*"inherited by new threads and child processes"* ]]
 	[[ "$output" == *"wrote snapshot 0 (trigger)"* ]]
+	g1=$(probe_group_of "$output")
 	hit=$(trigger_hit_of "$D/t.snap")
 	[ -n "$hit" ]
 	[ "${hit%/*}" != "${hit#*/}" ]	# the new thread's, not the main one's
 	# inherited tracepoint events, one per CPU of the main thread; no
 	# uprobe PMU trigger event (only aux_pause's, in the PT group)
 	n=$(getconf _NPROCESSORS_CONF)
-	run grep -cE "^open other type=2 .* cpu=[0-9]+ group=(-1|4294967295) .*inherit=1 .* inherit_thread=1$" "$L"
+	run grep -cE "^open other type=2 .* cpu=[0-9]+ group=(-1|4294967295) .*inherit=1 .* inherit_thread=0$" "$L"
 	[ "$output" -eq "$n" ]
 	run grep -cE "^open uprobe .* group=(-1|4294967295) " "$L"
 	[ "$output" -eq 0 ]
-	g1=$(probe_group_of "$output")
 	# a child process whose first call is hit(): --all-threads follows it
 	rm -f "$L"
 	run with_fakept -- mt-capture run -v --all-threads --backend pt \
@@ -468,7 +468,8 @@ has_pid_line() {
 	run grep -cE "^open other type=2 .*inherit=1 .* inherit_thread=0$" "$L"
 	[ "$output" -eq "$n" ]
 	# the probes were removed when the captures ended
-	[ -n "$g1" ] && [ -n "$g2" ]
+	[ -n "$g1" ]
+	[ -n "$g2" ]
 	[ "$(mtcap_probes "$g1/")" -eq 0 ]
 	[ "$(mtcap_probes "$g2/")" -eq 0 ]
 }
@@ -530,43 +531,45 @@ sym_vaddr() {
 	[[ "$output" != *"another tool's"* ]]
 }
 
-# child_traps VERB...: run newhit forkmany under mt-capture run -v
-# --trigger hit (per-thread PT buffers) with fakept's VERB settings; once
-# its child made its 100 calls to hit(), the uprobe's hit count
-# (uprobe_profile: every trap, whoever took it) into $nhit; the capture's
-# output in $D/err.
-child_traps() {
-	local job f
-	rm -f "$D/end" "$D/out"
-	mkfifo "$D/end"
-	with_fakept "$@" -- mt-capture run -v --backend pt --trigger hit \
-	    -o "$D/c.snap" -- "$T/newhit" forkmany "$D/end" > "$D/out" \
-	    2> "$D/err" &
-	job=$!
-	bg=$job
-	wait_for grep -q '^done$' "$D/out"
-	f=$(realpath "$T/newhit")
-	nhit=$(awk -v f="$f" '$1 == f && $2 == "t0" { print $3 }' \
-	    "${UE%/*}/uprobe_profile")
-	echo x > "$D/end"
-	wait "$job"
-}
-
-@test "mt-capture run: with per-thread PT buffers a forked child takes one trap at the trigger, not one per call (inherit_thread); a kernel before 5.13 refuses it, and -v says so" {
-	needs_tracefs
+@test "mt-capture run: with per-thread PT buffers a forked child is followed: its PT event opened from its FORK record, its hits counted, the library only it maps bundled, the snapshot lists it" {
+	needs_uprobes
 	D=$BATS_TEST_TMPDIR
-	child_traps FAKEPT_LOG="$D/peo.log"
-	cat "$D/err"
-	grep -q "inherited by new threads only (inherit_thread" "$D/err"
-	grep -q "wrote snapshot 0 (exit)" "$D/err"
-	# the child's first call trapped; the kernel then took the
-	# breakpoint out of it (no event of its wants it)
-	[ "$nhit" -eq 1 ]
-	# 5.12: every call of the child traps, its hits dropped
-	child_traps FAKEPT_KERNEL=5.12
-	grep -q "inherited by new threads and child processes (the kernel refused inherit_thread)" "$D/err"
-	grep -q "wrote snapshot 0 (exit)" "$D/err"
-	[ "$nhit" -eq 100 ]
+	mkfifo "$D/end"
+	with_fakept -- mt-capture run -v --backend pt --trigger hit \
+	    -o "$D/k.snap" -- "$T/newhit" forkdl "$D/end" > "$D/out" \
+	    2> "$D/err" &
+	bg=$!
+	wait_for grep -q '^child ' "$D/out"
+	wait_for grep -q 'wrote snapshot 0 (trigger)' "$D/err"
+	echo x > "$D/end"
+	wait "$bg"
+	bg=
+	child=$(sed -n 's/^child //p' "$D/out")
+	[ -n "$child" ]
+	run grep -o "following process $child, a child of process [0-9]*" "$D/err"
+	[ "$status" -eq 0 ]
+	parent=${output##* }
+	# one intel_pt event per process's main thread: the child's opened
+	# (from its FORK record) after the parent's, and enabled at once
+	run grep -c "^open pt .* pid=$parent " "$L"
+	[ "$output" -eq 1 ]
+	run grep -c "^open pt .* pid=$child " "$L"
+	[ "$output" -eq 1 ]
+	run grep -c '^open pt ' "$L"
+	[ "$output" -eq 2 ]
+	[ "$(grep -n "^open pt .* pid=$parent " "$L" | cut -d: -f1)" -lt \
+	    "$(grep -n "^open pt .* pid=$child " "$L" | cut -d: -f1)" ]
+	# (run mode: the parent's starts at its exec, enable_on_exec)
+	run awk '/^ioctl pt .* (ENABLE|DISABLE)$/ { print $4; exit }' "$L"
+	[ "$output" = ENABLE ]
+	run mt-decode --info "$D/k.snap"
+	[ "$status" -eq 0 ]
+	# the hit is the child's; the child, its buffer and libm, which only
+	# the child maps, are in the snapshot
+	[[ "$output" == *"trigger hit at 0x"*" thread $child/$child "* ]]
+	[[ "$output" == *"process $child (parent $parent) "* ]]
+	[[ "$output" == *"pt buffer "*": thread $child,"* ]]
+	[[ "$output" == *"bundled elf "*"/libm.so.6, "* ]]
 }
 
 @test "mt-capture: without tracefs the triggers fall back to uprobe PMU events bound per thread, and -v says why" {

@@ -6,7 +6,12 @@
  * wait 300 ms (for the capture to read the hit) and exit.  "forkmany
  * FIFO" forks a child that calls hit() 100 times and exits, prints
  * "done" once it is reaped, and exits when a byte arrives on FIFO.
+ * "forkdl FIFO" forks a child that loads libm.so.6 (which the parent
+ * never maps), waits 300 ms (for the capture to follow it), calls
+ * hit(), prints "child PID", and exits when a byte arrives on FIFO; the
+ * parent waits for it.
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -60,6 +65,25 @@ main(int argc, char **argv)
 		printf("done\n");
 		fflush(stdout);
 		if ((fd = open(argv[2], O_RDONLY)) < 0 || read(fd, &b, 1) != 1)
+			return 1;
+		return 0;
+	} else if (argc > 2 && strcmp(argv[1], "forkdl") == 0) {
+		if ((pid = fork()) < 0)
+			return 1;
+		if (pid == 0) {
+			if (dlopen("libm.so.6", RTLD_NOW) == NULL)
+				_exit(1);
+			usleep(300000);
+			st = hit(3);
+			printf("child %d\n", (int)getpid());
+			fflush(stdout);
+			if ((fd = open(argv[2], O_RDONLY)) < 0 ||
+			    read(fd, &b, 1) != 1)
+				_exit(1);
+			_exit(st == 16 ? 0 : 1);
+		}
+		if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0)
 			return 1;
 		return 0;
 	} else {
