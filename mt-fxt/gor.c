@@ -7,7 +7,8 @@
  * the same place (gopark), so when several could resume there, the
  * returns that follow tell them apart: the first return below the
  * resumed frame goes back to its caller, which only some of them have.
- * The events are held until one is left, then applied to its stack.
+ * The events are held until one is left, then applied to its stack; when
+ * it leaves before one is, gorsim.c follows it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,16 @@
 #include "err.h"
 #include "events.h"
 #include "gor.h"
+#include "gorsim.h"
 #include "grow.h"
 #include "stack.h"
 #include "sym.h"
+
+int
+gor_returns_to(uint64_t site, uint64_t addr)
+{
+	return site != 0 && addr > site && addr - site <= CALL_MAXLEN;
+}
 
 /* Log that what follows goes to @t's track. */
 static void
@@ -91,8 +99,7 @@ again(struct rthread *rt, int k, uint64_t addr)
 	uint64_t site = rt->fr[k].site;
 	int b = k, i;
 
-	if (addr == 0 || site == 0 || addr <= site ||
-	    addr - site > CALL_MAXLEN)
+	if (addr == 0 || !gor_returns_to(site, addr))
 		return 0;
 	for (i = k; (i = stack_real_below(rt, i)) >= 0 &&
 	    rt->fr[i].site == site;)
@@ -155,8 +162,7 @@ gor_candidates(struct recon *r, struct rthread *rt, uint64_t addr)
 	for (i = 0; i < rt->npark; i++) {
 		const struct rframe *x = &rt->park[i].fr[rt->park[i].nfr - 1];
 
-		rt->park[i].cand = x->site != 0 && addr > x->site &&
-		    addr - x->site <= CALL_MAXLEN;
+		rt->park[i].cand = (uint8_t)gor_returns_to(x->site, addr);
 		n += rt->park[i].cand;
 	}
 	return n;
@@ -218,6 +224,8 @@ gor_defer(struct rthread *rt, const struct bev *e, uint64_t ts)
 	rt->gtime = ts;
 	rt->gdepth = rt->gdown = 0;
 	rt->gkernel = 0;
+	rt->gwatched = 0;
+	gsim_stop(rt);
 }
 
 int
@@ -265,8 +273,7 @@ check(struct recon *r, struct rthread *rt, const struct bev *e)
 		if (!p->cand || (x = level(p, rt->gdown)) < 0)
 			continue;
 		if (p->fr[x].site != 0)
-			ok = e->a[1] > p->fr[x].site &&
-			    e->a[1] - p->fr[x].site <= CALL_MAXLEN;
+			ok = gor_returns_to(p->fr[x].site, e->a[1]);
 		else if ((y = level(p, rt->gdown + 1)) >= 0 && id != 0)
 			ok = stack_runs(&p->fr[y], id);
 		else
@@ -286,9 +293,45 @@ candidates_left(const struct rthread *rt)
 	return n;
 }
 
+/* Worlds' verdict @v: held until they agree, or the events held run out. */
+static int
+followed(struct rthread *rt, int v)
+{
+	if (v == GOR_WAIT && rt->npend < GOR_MAX_HELD)
+		return GOR_WAIT;
+	gsim_stop(rt);
+	return v == GOR_WAIT ? GOR_NEW : v;
+}
+
+/*
+ * (mt) gogo jumps out while several parked goroutines may be the one it
+ * resumed: when that one parks elsewhere than where it resumed (it
+ * blocked deeper before a return told it), the worlds of gorsim.c
+ * follow it.  Returns gor_verdict(), or theirs.
+ */
+static int
+switched(struct recon *r, struct rthread *rt)
+{
+	uint32_t left = candidates_left(rt);
+	int v;
+
+	if (left > 1) {
+		v = gsim_start(r, rt, rt->gwatched);
+		if (!(rt->gdown == 0 && gor_returns_to(gsim_first_park(rt),
+		    rt->gjump.a[1])))
+			return followed(rt, v);
+		gsim_stop(rt);	/* parked again where it resumed: again() */
+	}
+	rt->gagain = rt->gdown == 0 && left > 1 ? rt->gjump.a[1] : 0;
+	return gor_verdict(rt, 1);
+}
+
 int
 gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
 {
+	rt->gwatched++;
+	if (rt->gsim != NULL)
+		return followed(rt, gsim_event(r, rt, e));
 	switch (e->kind) {
 	case MT_EV_CALL:
 		rt->gdepth += !rt->gkernel;
@@ -305,11 +348,8 @@ gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
 	case MT_EV_JMP:
 		/* gogo jumps out again: the next switch. */
 		if (stack_loc_named(r, e->loc[0], r->n_gogo) &&
-		    !stack_loc_named(r, e->loc[1], r->n_gogo)) {
-			rt->gagain = rt->gdown == 0 &&
-			    candidates_left(rt) > 1 ? rt->gjump.a[1] : 0;
-			return gor_verdict(rt, 1);
-		}
+		    !stack_loc_named(r, e->loc[1], r->n_gogo))
+			return switched(r, rt);
 		if (e->kind == MT_EV_JMP || rt->gkernel)
 			break;
 		if (rt->gdepth > 0) {
@@ -331,6 +371,8 @@ gor_verdict(struct rthread *rt, int force)
 	uint32_t i, n = candidates_left(rt);
 	int last = GOR_NEW;
 
+	if (force)
+		gsim_stop(rt);
 	for (i = 0; i < rt->npark; i++)
 		if (rt->park[i].cand)
 			last = (int)i;
@@ -357,6 +399,7 @@ gor_fini(struct rthread *rt)
 
 	for (i = 0; i < rt->npark; i++)
 		free(rt->park[i].fr);
+	gsim_stop(rt);
 	free(rt->park);
 	free(rt->spare);
 	free(rt->pend);

@@ -64,6 +64,8 @@ int gor_watch(struct recon *r, struct rthread *rt, const struct bev *e);
  * left, or GOR_NEW when several are (never told apart).
  */
 int gor_verdict(struct rthread *rt, int force);
+/* @addr is the return address of the call at @site (0: none known). */
+int gor_returns_to(uint64_t site, uint64_t addr);
 /* End every parked goroutine's frames and window (end of the thread). */
 void gor_close(struct recon *r, struct rthread *rt);
 /* Free what @rt holds for goroutines. */

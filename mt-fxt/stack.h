@@ -18,6 +18,7 @@ struct sym;
 struct sym_thread;
 struct view;
 struct fxt_stats;
+struct gsim;
 
 #define STACK_NONE	UINT32_MAX
 /*
@@ -129,6 +130,9 @@ struct rthread {
 	uint64_t gagain;	/* a resume never told apart, none of its
 				 * returns below the resumed frame: its
 				 * address (gor_watch, gor_leave) */
+	uint32_t gwatched;	/* held events gor_watch saw */
+	struct gsim *gsim;	/* the resumed goroutine left before it was
+				 * told apart: what it may be (gorsim.c) */
 };
 
 struct recon {

@@ -24,6 +24,23 @@ policy() {
 	diff -u "$D/$n.folded" "$t/$n.fold"
 }
 
+# go_once NAME: in NAME.events (--format json), main.main and main.ping
+# begin once on thread 10, main.main.func1 and main.pong once on the
+# first goroutine track (json tid 2^22 + 1).
+go_once() {
+	run mt-fxt -q -F json "$D/$1.events"
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/$1.json"
+	run jq -r '[.traceEvents[] | select(.ph == "B" and
+	    (.name | startswith("main."))) | "\(.name) \(.tid)"] | sort | .[]' \
+	    "$BATS_TEST_TMPDIR/$1.json"
+	[ "${#lines[@]}" -eq 4 ]
+	[ "${lines[0]}" = "main.main 10" ]
+	[ "${lines[1]}" = "main.main.func1 4194305" ]
+	[ "${lines[2]}" = "main.ping 10" ]
+	[ "${lines[3]}" = "main.pong 4194305" ]
+}
+
 @test "mt-fxt: a call pushes a frame and a return pops it" {
 	policy basic
 }
@@ -208,17 +225,17 @@ policy() {
 	# then main's goroutine goes on on its track: each function once
 	grep -qx '220       -runtime.morestack.abi0' "$D/go-again.expected"
 	grep -qx '250 -main.main' "$D/go-again.expected"
-	run mt-fxt -q -F json "$D/go-again.events"
-	[ "$status" -eq 0 ]
-	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/go-again.json"
-	run jq -r '[.traceEvents[] | select(.ph == "B" and
-	    (.name | startswith("main."))) | "\(.name) \(.tid)"] | sort | .[]' \
-	    "$BATS_TEST_TMPDIR/go-again.json"
-	[ "${#lines[@]}" -eq 4 ]
-	[ "${lines[0]}" = "main.main 10" ]
-	[ "${lines[1]}" = "main.main.func1 4194305" ]
-	[ "${lines[2]}" = "main.ping 10" ]
-	[ "${lines[3]}" = "main.pong 4194305" ]
+	go_once go-again
+}
+
+@test "mt-fxt: a Go goroutine that blocks deeper before a return tells which it is: followed until one does" {
+	policy go-deeper
+	# the first stretch (gopark from 170) on main's track, the second
+	# on the other's, each parked there at 300 until it goes on
+	grep -qx '170         +runtime.gopark {address=0x3000}' "$D/go-deeper.expected"
+	grep -qx '240         +runtime.gopark {address=0x3000}' "$D/go-deeper.expected"
+	grep -qx '340   -main.ping' "$D/go-deeper.expected"
+	go_once go-deeper
 }
 
 @test "mt-fxt: Go's gogo into a goroutine parked before the trace is not taken for the one seen parking there" {
