@@ -53,9 +53,8 @@ mt_bidcache_path(const char *dir, const uint8_t *id, size_t len,
 	return 0;
 }
 
-/* mkdir -p of the directory part of @path. */
-static int
-mkparents(char *path)
+int
+mt_bidcache_mkparents(char *path)
 {
 	char *p;
 
@@ -84,7 +83,7 @@ mt_bidcache_store(const char *dir, const uint8_t *id, size_t len,
 		return rc;
 	if (access(path, F_OK) == 0)
 		return 0;
-	if (mkparents(path) < 0)
+	if (mt_bidcache_mkparents(path) < 0)
 		return -MT_E_IO;
 	rc = mt_outfile_open(&o, path, 0644, MT_OUTFILE_SYNC);
 	if (rc < 0)

@@ -36,4 +36,10 @@ int mt_bidcache_path(const char *dir, const uint8_t *id, size_t len,
 int mt_bidcache_store(const char *dir, const uint8_t *id, size_t len,
     const void *data, size_t size);
 
+/*
+ * mkdir -p of the directory part of @path (mode 0755; @path is changed
+ * while it runs and restored).  Returns 0 or -MT_E_IO (errno set).
+ */
+int mt_bidcache_mkparents(char *path);
+
 #endif /* MT_BIDCACHE_H */

@@ -14,6 +14,7 @@
  * handled (mt's targets are x86-64); anything else is left to libdw.
  */
 #include <elf.h>
+#include <fcntl.h>
 #include <libdeflate.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,8 +24,12 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
+#include "bidcache.h"
+#include "buf.h"
 #include "dbgcopy.h"
+#include "outfile.h"
 
 /* libelf's bound on zlib's compression ratio (elf_compress.c). */
 #define MAX_RATIO 1032
@@ -301,4 +306,90 @@ out:
 	}
 	*memfd = mfd;
 	return 1;
+}
+
+/* The cache file's trailer (dbgcopy.h). */
+#define TRAILER 40
+static const char magic[16] = "mt-dbgcopy 1";
+
+/* XXH3-64 of the first @len bytes of @fd; 0 with *@h set, or -1. */
+static int
+hash_fd(int fd, uint64_t len, uint64_t *h)
+{
+	void *p;
+
+	if (len == 0 || len > SIZE_MAX)
+		return -1;
+	p = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	*h = XXH3_64bits(p, (size_t)len);
+	munmap(p, (size_t)len);
+	return 0;
+}
+
+int
+sym_dbgcopy_cached(const char *path, uint64_t orig_size, int *copyfd)
+{
+	uint8_t t[TRAILER];
+	struct stat st;
+	uint64_t len, h;
+	int fd;
+
+	*copyfd = -1;
+	/* O_NONBLOCK and a regular file: a FIFO there must not hang. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < TRAILER + (off_t)sizeof(Elf64_Ehdr) ||
+	    pread(fd, t, sizeof(t), st.st_size - TRAILER) != TRAILER ||
+	    memcmp(t, magic, sizeof(magic)) != 0 ||
+	    mt_le64(t + 16) != orig_size ||
+	    (len = mt_le64(t + 24)) != (uint64_t)st.st_size - TRAILER ||
+	    hash_fd(fd, len, &h) < 0 || h != mt_le64(t + 32)) {
+		close(fd);
+		return 0;
+	}
+	*copyfd = fd;
+	return 1;
+}
+
+int
+sym_dbgcopy_store(int copyfd, const char *path, uint64_t orig_size)
+{
+	struct mt_outfile o;
+	uint8_t t[TRAILER];
+	struct stat st;
+	uint64_t len, h;
+	off_t at = 0;
+	char *dir;
+	int rc;
+
+	if (fstat(copyfd, &st) < 0 || st.st_size <= 0 ||
+	    hash_fd(copyfd, (uint64_t)st.st_size, &h) < 0)
+		return -1;
+	len = (uint64_t)st.st_size;
+	dir = strdup(path);
+	rc = dir != NULL ? mt_bidcache_mkparents(dir) : -1;
+	free(dir);
+	if (rc < 0 || mt_outfile_open(&o, path, 0644, 0) < 0)
+		return -1;
+	while ((uint64_t)at < len) {
+		ssize_t n = sendfile(o.fd, copyfd, &at, len - (uint64_t)at);
+
+		if (n <= 0) {
+			mt_outfile_abort(&o);
+			return -1;
+		}
+	}
+	memcpy(t, magic, sizeof(magic));
+	memcpy(t + 16, &orig_size, 8);
+	memcpy(t + 24, &len, 8);
+	memcpy(t + 32, &h, 8);
+	if (write(o.fd, t, sizeof(t)) != TRAILER) {
+		mt_outfile_abort(&o);
+		return -1;
+	}
+	return mt_outfile_commit(&o) < 0 ? -1 : 0;
 }

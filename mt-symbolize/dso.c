@@ -261,6 +261,40 @@ own_debug_by_build_id(struct sym_dso *d, Dwfl_Module *mod, char **name)
 }
 
 /*
+ * The inflated copy (dbgcopy.h) of @mod's own debug file, open on @fd:
+ * from the cache of copies when it holds a whole one, else made and
+ * stored there.  Returns its descriptor, or -1 when there is none (libdw
+ * then reads @fd).
+ */
+static int
+own_debug_copy(struct sym_dso *d, Dwfl_Module *mod, int fd)
+{
+	char hex[2 * MT_ELF_BUILD_ID_MAX + 1], *path = NULL;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	struct stat st;
+	int len, i, cfd = -1;
+
+	if (d->opts->copy_cache != NULL && fstat(fd, &st) == 0 &&
+	    (len = dwfl_module_build_id(mod, &bits, &vaddr)) > 1 &&
+	    len <= MT_ELF_BUILD_ID_MAX) {
+		for (i = 0; i < len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+		if (asprintf(&path, "%s/.build-id/%.2s/%s.debug.mt-inflated",
+		    d->opts->copy_cache, hex, hex + 2) < 0)
+			path = NULL;
+	}
+	if (path != NULL &&
+	    sym_dbgcopy_cached(path, (uint64_t)st.st_size, &cfd) == 1)
+		goto out;
+	if (sym_dbgcopy_make(fd, &cfd) == 1 && path != NULL)
+		(void)sym_dbgcopy_store(cfd, path, (uint64_t)st.st_size);
+out:
+	free(path);
+	return cfd;
+}
+
+/*
  * 1 if a path the standard search would open for @mod is a FIFO or a
  * device (dbgpath.h): the search is not made, with a warning.
  */
@@ -328,7 +362,7 @@ find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 	    pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
 	    memcmp(magic, "\177ELF", sizeof(magic)) == 0) {
 		/* libdw would inflate every compressed section: dbgcopy.h */
-		if (own && sym_dbgcopy_make(fd, &mfd) == 1) {
+		if (own && (mfd = own_debug_copy(d, mod, fd)) >= 0) {
 			close(fd);
 			return mfd;
 		}

@@ -28,6 +28,10 @@ struct sym_dso_opts {
 	const char *root;		/* --root DIR: a copy of the target's
 					 * file tree, tried before the recorded
 					 * path; NULL: none; not owned */
+	const char *copy_cache;		/* directory of the cache of inflated
+					 * debug files (dbgcopy.h), laid out
+					 * as DIR/.build-id/xx/rest.debug.mt-inflated;
+					 * NULL: none; not owned */
 };
 
 /* Which naming rules a lookup follows. */

@@ -217,6 +217,10 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* The cache mt-decode fills with the ELF files bundled in
+	 * snapshots also keeps the inflated debug files (dbgcopy.h). */
+	if (mt_bidcache_dir(cache, sizeof(cache)) == 0)
+		d.copy_cache = cache;
 	if (a.exe != NULL) {
 		a.warn_ctx = &quiet;
 		rc = sym_a2l_run(&a, &d, argv, argc, stdin, stdout, msg,
@@ -235,9 +239,8 @@ main(int argc, char **argv)
 	}
 	if (argc == 1)
 		s.in = argv[0];
-	/* After the --debug-dirs: the cache mt-decode fills with the ELF
-	 * files bundled in snapshots. */
-	if (mt_bidcache_dir(cache, sizeof(cache)) == 0)
+	/* After the --debug-dirs: the cache of bundled files. */
+	if (d.copy_cache != NULL)
 		dirs[d.ndebug_dirs++] = cache;
 	s.perf_maps = maps;
 	s.warn = warn_cb;

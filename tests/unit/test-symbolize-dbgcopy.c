@@ -202,6 +202,100 @@ damaged_stream_left_compressed(void)
 	unlink(zpath);
 }
 
+/* 1 if the files open on @a and @b hold the same bytes. */
+static int
+same_bytes(int a, int b)
+{
+	struct stat sa, sb;
+	char *x, *y;
+	int same;
+
+	if (fstat(a, &sa) < 0 || fstat(b, &sb) < 0 || sa.st_size <= 0 ||
+	    sa.st_size != sb.st_size)
+		return 0;
+	x = malloc((size_t)sa.st_size);
+	y = malloc((size_t)sa.st_size);
+	same = x != NULL && y != NULL &&
+	    pread(a, x, (size_t)sa.st_size, 0) == sa.st_size &&
+	    pread(b, y, (size_t)sa.st_size, 0) == sa.st_size &&
+	    memcmp(x, y, (size_t)sa.st_size) == 0;
+	free(x);
+	free(y);
+	return same;
+}
+
+/* Inverts the bits of the byte at @off of the file at @path. */
+static void
+flip(const char *path, off_t off)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char v = 0;
+
+	CHECK(fd >= 0 && pread(fd, &v, 1, off) == 1);
+	v = (unsigned char)~v;
+	CHECK(fd >= 0 && pwrite(fd, &v, 1, off) == 1);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The cache of copies: a stored copy opens as the same bytes the copy
+ * had (the trailer after them); a copy of another original size, a file
+ * cut short, a flipped byte in its DWARF or in its trailer, or none at
+ * all is not used; storing again replaces a damaged file.
+ */
+static void
+cached_copy_whole_or_not_at_all(void)
+{
+	char dir[64], path[128];
+	struct stat st, so;
+	int fd, mfd = -1, cfd = -1;
+
+	CHECK(make_compressed() == 0);
+	snprintf(dir, sizeof(dir), "/tmp/mt-dbgcache.%d", (int)getpid());
+	snprintf(path, sizeof(path), "%s/.build-id/ab/cdef.debug.mt-inflated",
+	    dir);
+	fd = open(zpath, O_RDONLY);
+	CHECK(fd >= 0 && fstat(fd, &so) == 0);
+	if (fd < 0)
+		return;
+	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 0 &&
+	    cfd == -1);
+	CHECK(sym_dbgcopy_make(fd, &mfd) == 1);
+	CHECK(sym_dbgcopy_store(mfd, path, (uint64_t)so.st_size) == 0);
+	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 1);
+	CHECK(cfd >= 0 && fstat(cfd, &st) == 0);
+	if (cfd >= 0) {
+		/* The copy's bytes, then 40 bytes of trailer. */
+		int t = open(path, O_RDWR);
+
+		CHECK(t >= 0 && ftruncate(t, st.st_size - 40) == 0);
+		CHECK(same_bytes(t, mfd));
+		close(t);
+		close(cfd);
+	}
+	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 0);
+	CHECK(sym_dbgcopy_store(mfd, path, (uint64_t)so.st_size) == 0);
+	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size + 1, &cfd) == 0);
+	flip(path, st.st_size / 2);
+	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 0);
+	CHECK(sym_dbgcopy_store(mfd, path, (uint64_t)so.st_size) == 0);
+	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 1);
+	if (cfd >= 0)
+		close(cfd);
+	flip(path, st.st_size - 1);	/* the hash's last byte */
+	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 0);
+	/* A directory that cannot be made: nothing stored, no error. */
+	CHECK(sym_dbgcopy_store(mfd, "/dev/null/x/y.debug", 1) == -1);
+	if (mfd >= 0)
+		close(mfd);
+	close(fd);
+	unlink(path);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK(system(path) == 0);
+	unlink(zpath);
+}
+
 int
 main(void)
 {
@@ -209,5 +303,6 @@ main(void)
 	TEST(inflated_as_libelf);
 	TEST(nothing_to_inflate);
 	TEST(damaged_stream_left_compressed);
+	TEST(cached_copy_whole_or_not_at_all);
 	return tap_done();
 }
