@@ -72,7 +72,7 @@ usage(FILE *f)
 	    "  -F, --format F       fxt (default), json, folded or summary\n"
 	    "  -f, --force          write binary output to a terminal\n"
 	    "  -h, --help           this text\n"
-	    "  -l, --level N        gzip level 0-9 (default: 4 for *.gz "
+	    "  -l, --level N        gzip level 0-9 (default: 2 for *.gz "
 	    "and FXT on stdout)\n"
 	    "  -o, --output FILE    output file, '-' standard output "
 	    "(default)\n"

@@ -10,11 +10,11 @@
 /* Deepest frame index shown (Perfetto keeps 512 levels per track). */
 #define FXT_DEPTH_CAP	500
 /*
- * Default gzip level (libdeflate's, sink.c).  Its level 4 compresses mt's
- * FXT to about gzip -6's size in less CPU time than gzip -4
+ * Default gzip level: 2, which sink.c tunes (SINK_FAST_LEVEL): on mt's
+ * FXT 2-5% larger than zlib's level 4 in 80-90% of its CPU time
  * (bench/RESULTS.md, "Session 8").
  */
-#define FXT_GZIP_LEVEL	4
+#define FXT_GZIP_LEVEL	2
 
 struct out_ops;
 

@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Output sink (see sink.h).  Plain output gathers in a 64 KiB buffer
- * that is written out when full.  Compressed output gathers in a buffer
- * of SINK_MEMBER bytes; each full buffer, and the rest at the end, is
- * compressed by libdeflate into one complete gzip member (RFC 1952: a
- * gzip file is a series of members, its data their data concatenated)
- * and written out.  Memory stays constant whatever the output's size;
- * each member starts with an empty window, which costs little at this
- * size.  The file itself (temporary name, rename, devices and standard
- * output written in place) is common/outfile.h's.
+ * that is written out when full.  Compressed output is always one gzip
+ * member, made one of two ways:
+ *
+ * - An output of at most SINK_WHOLE bytes (256 KiB) is held whole and
+ *   compressed at the end by libdeflate in one call: about twice zlib's
+ *   speed at the same level, and no zlib state to set up, which the
+ *   small rows' start-up pays (bench/RESULTS.md, "Session 8").
+ * - Past SINK_WHOLE the held bytes go into a zlib stream, and so does
+ *   every full buffer after them: constant memory whatever the size.
+ *
+ * Why one member and not libdeflate's members of a fixed size (tried in
+ * session 8): Perfetto's trace processor inflates into 32 MiB buffers and
+ * hands a buffer to the FXT tokenizer when it is full or when a gzip
+ * member ends, and the tokenizer's events keep slices of their buffer
+ * until the trace is sorted at its end; so each member costs Perfetto a
+ * 32 MiB allocation however little it holds (docs/formats/fxt.md).
+ *
+ * The file itself (temporary name, rename, devices and standard output
+ * written in place) is common/outfile.h's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,22 +29,23 @@
 #include <unistd.h>
 
 #include <libdeflate.h>
+#include <zlib.h>
 
 #include "err.h"
 #include "outfile.h"
 #include "sink.h"
 
-#define SINK_BUF (64 * 1024)		/* plain output's buffer */
-#define SINK_MEMBER (128 * 1024)	/* uncompressed bytes per gzip member */
+#define SINK_BUF (64 * 1024)		/* plain output; zlib's output */
+#define SINK_WHOLE (256 * 1024)		/* compressed in one call up to */
 
 struct sink {
 	struct mt_outfile of;	/* the file, its temporary name */
-	struct libdeflate_compressor *z;	/* NULL: plain output */
+	int level;		/* gzip level, 0: plain */
+	int zon;		/* the zlib stream is started */
+	z_stream z;		/* its state */
 	uint8_t *buf;		/* pending uncompressed bytes */
 	size_t len, cap;	/* in buf; its size */
-	uint8_t *zbuf;		/* one compressed member */
-	size_t zcap;
-	uint64_t members;	/* gzip members written */
+	uint8_t *zbuf;		/* compressed output */
 	uint64_t bytes;		/* uncompressed bytes accepted */
 	int err;		/* sticky -MT_E_* */
 	char msg[256];		/* reason for err */
@@ -71,26 +83,106 @@ write_all(struct sink *s, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Write the pending bytes out, as one gzip member when compressing. */
 static int
-drain(struct sink *s)
+deflate_out(struct sink *s, const uint8_t *p, size_t n, int flush)
 {
-	size_t n;
+	int zr;
+
+	s->z.next_in = (Bytef *)(uintptr_t)p;
+	s->z.avail_in = (uInt)n;
+	do {
+		s->z.next_out = s->zbuf;
+		s->z.avail_out = SINK_BUF;
+		zr = deflate(&s->z, flush);
+		if (zr == Z_STREAM_ERROR)
+			return fail(s, -MT_E_IO, "zlib: %s",
+			    s->z.msg ? s->z.msg : "deflate failed");
+		if (write_all(s, s->zbuf, SINK_BUF - s->z.avail_out) < 0)
+			return s->err;
+	} while (s->z.avail_out == 0 || (flush == Z_FINISH &&
+	    zr != Z_STREAM_END));
+	return 0;
+}
+
+/* Start the zlib stream (the output outgrew SINK_WHOLE). */
+static int
+zlib_start(struct sink *s)
+{
+	if ((s->zbuf = malloc(SINK_BUF)) == NULL)
+		return fail(s, -MT_E_NOMEM, "out of memory");
+	if (deflateInit2(&s->z, s->level, Z_DEFLATED, 15 + 16, 8,
+	    Z_DEFAULT_STRATEGY) != Z_OK)
+		return fail(s, -MT_E_NOMEM, "zlib: cannot start deflate");
+	s->zon = 1;
+	/*
+	 * mt's level 2 (the default): zlib's greedy matcher with a search
+	 * twice as long and matches up to 64 bytes taken whole (zlib's
+	 * level 2: chain 8, nice 16, insert 5).  On mruby's FXT 2.3%
+	 * larger than level 4 in 80% of its CPU time (bench/RESULTS.md,
+	 * "Session 8").
+	 */
+	if (s->level == SINK_FAST_LEVEL &&
+	    deflateTune(&s->z, 4, 8, 64, 16) != Z_OK)
+		return fail(s, -MT_E_IO, "zlib: cannot tune deflate");
+	return 0;
+}
+
+/* The whole output, at most SINK_WHOLE bytes, as one libdeflate member. */
+static int
+whole(struct sink *s)
+{
+	struct libdeflate_compressor *c;
+	uint8_t *out = NULL;
+	size_t cap, n = 0;
+
+	c = libdeflate_alloc_compressor(s->level);
+	if (c != NULL) {
+		cap = libdeflate_gzip_compress_bound(c, s->len);
+		out = malloc(cap);
+		if (out != NULL)
+			n = libdeflate_gzip_compress(c, s->buf, s->len, out,
+			    cap);
+	}
+	if (out == NULL)
+		fail(s, -MT_E_NOMEM, "out of memory");
+	else if (n == 0)	/* cannot be: cap is libdeflate's bound */
+		fail(s, -MT_E_IO, "libdeflate: output over its bound");
+	else
+		write_all(s, out, n);
+	free(out);
+	libdeflate_free_compressor(c);
+	return s->err;
+}
+
+/*
+ * Write the pending bytes out: plain, into the zlib stream (started when
+ * the output outgrows the buffer), or at the end of an output that never
+ * did, as one libdeflate member.
+ */
+static int
+drain(struct sink *s, int flush)
+{
 	int rc;
 
 	if (s->err)
 		return s->err;
-	if (s->z == NULL) {
+	if (s->level == 0)
 		rc = write_all(s, s->buf, s->len);
-		s->len = 0;
-		return rc;
-	}
-	n = libdeflate_gzip_compress(s->z, s->buf, s->len, s->zbuf, s->zcap);
+	else if (!s->zon && flush == Z_FINISH)
+		rc = whole(s);
+	else if (!s->zon && zlib_start(s) < 0)
+		rc = s->err;
+	else
+		rc = deflate_out(s, s->buf, s->len, flush);
 	s->len = 0;
-	if (n == 0)	/* cannot happen: zcap is libdeflate's bound */
-		return fail(s, -MT_E_IO, "libdeflate: member over its bound");
-	s->members++;
-	return write_all(s, s->zbuf, n);
+	if (rc == 0 && s->zon && s->cap > SINK_BUF) {
+		/* zlib goes on with a smaller buffer: give the pages back */
+		free(s->buf);
+		s->cap = SINK_BUF;
+		if ((s->buf = malloc(s->cap)) == NULL)
+			rc = fail(s, -MT_E_NOMEM, "out of memory");
+	}
+	return rc;
 }
 
 int
@@ -100,46 +192,30 @@ sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 	int rc;
 
 	*sp = NULL;
-	if (s == NULL) {
+	if (s == NULL || (s->buf = malloc(level > 0 ? SINK_WHOLE :
+	    SINK_BUF)) == NULL) {
 		snprintf(msg, n, "out of memory");
+		free(s);
 		return -MT_E_NOMEM;
 	}
-	s->cap = SINK_BUF;
-	if (level > 0) {
-		s->z = libdeflate_alloc_compressor(level);
-		s->cap = SINK_MEMBER;
-		if (s->z != NULL)
-			s->zcap = libdeflate_gzip_compress_bound(s->z, s->cap);
-		if (s->z == NULL || (s->zbuf = malloc(s->zcap)) == NULL) {
-			snprintf(msg, n, "out of memory");
-			rc = -MT_E_NOMEM;
-			goto bad;
-		}
-	}
-	if ((s->buf = malloc(s->cap)) == NULL) {
-		snprintf(msg, n, "out of memory");
-		rc = -MT_E_NOMEM;
-		goto bad;
-	}
+	s->level = level;
+	s->cap = level > 0 ? SINK_WHOLE : SINK_BUF;
 	rc = mt_outfile_open(&s->of, path, 0666, 0);
 	if (rc == -MT_E_NOMEM) {
 		snprintf(msg, n, "out of memory");
-		goto bad_file;
+		goto bad;
 	}
 	if (rc < 0) {
 		/* A device or FIFO (/dev/null) is opened, never replaced. */
 		snprintf(msg, n, "cannot %s '%s': %s", s->of.in_place ?
 		    "open" : "create", path, strerror(errno));
-		goto bad_file;
+		goto bad;
 	}
 	*sp = s;
 	return 0;
-bad_file:
-	mt_outfile_abort(&s->of);
 bad:
-	libdeflate_free_compressor(s->z);
+	mt_outfile_abort(&s->of);
 	free(s->buf);
-	free(s->zbuf);
 	free(s);
 	return rc;
 }
@@ -161,7 +237,7 @@ sink_write(struct sink *s, const void *p, size_t n)
 		s->len += k;
 		b += k;
 		n -= k;
-		if (s->len == s->cap && drain(s) < 0)
+		if (s->len == s->cap && drain(s, Z_NO_FLUSH) < 0)
 			return s->err;
 	}
 	return 0;
@@ -239,10 +315,10 @@ sink_close(struct sink *s, int commit, char *msg, size_t n)
 
 	if (s == NULL)
 		return 0;
-	/* A gzip file has at least one member, an empty output too. */
-	if (commit && (s->len > 0 || (s->z != NULL && s->members == 0)))
-		drain(s);
-	libdeflate_free_compressor(s->z);
+	if (commit)
+		drain(s, Z_FINISH);
+	if (s->zon)
+		deflateEnd(&s->z);
 	if (commit && !s->err) {
 		name = strdup(s->of.path);	/* the commit frees it */
 		if (mt_outfile_commit(&s->of) < 0)

@@ -2,8 +2,8 @@
 /*
  * Where an output goes: a file written under a temporary name in the same
  * directory and renamed over the final name only when complete, or
- * standard output; optionally gzip-compressed, as a series of gzip members
- * of 128 KiB of output each (docs/formats/fxt.md).
+ * standard output; optionally gzip-compressed through zlib, as one gzip
+ * member (docs/formats/fxt.md).
  */
 #ifndef MT_FXT_SINK_H
 #define MT_FXT_SINK_H
@@ -13,10 +13,14 @@
 
 struct sink;
 
+/* The level whose zlib parameters mt tunes (see sink.c). */
+#define SINK_FAST_LEVEL	2
+
 /*
  * Open @path ("-" is standard output) for writing, compressed with gzip
- * at libdeflate's @level (1..9) or plain when @level is 0.  Returns 0 or
- * -MT_E_IO / -MT_E_NOMEM with the reason in @msg (@n bytes).
+ * at zlib's @level (1..9; SINK_FAST_LEVEL tuned) or plain when @level is
+ * 0.  Returns 0 or -MT_E_IO / -MT_E_NOMEM with the reason in @msg (@n
+ * bytes).
  */
 int sink_open(struct sink **s, const char *path, int level, char *msg,
     size_t n);
