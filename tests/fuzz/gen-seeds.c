@@ -97,6 +97,8 @@ snap_full(struct mt_snap *s)
 	    .path = exe, .len = sizeof(elf), .data = elf };
 	struct mt_snap_text tx = { .kind = MT_SNAP_TEXT_KALLSYMS,
 	    .len = sizeof(kall) - 1, .data = kall };
+	struct mt_snap_probe pr = { .pid = 42, .origin = MT_SNAP_PROBE_OTHER,
+	    .addr = 0x400010, .offset = 0x10, .path = exe, .what = what };
 	struct mt_wbuf w;
 
 	mt_snap_add_meta(s, "reason", "trigger");
@@ -137,6 +139,7 @@ snap_full(struct mt_snap *s)
 	mt_snap_add_blob(s, &b);
 	mt_snap_add_elf(s, &e);
 	mt_snap_add_text(s, &tx);
+	mt_snap_add_probe(s, &pr);
 }
 
 static void
