@@ -514,6 +514,25 @@ follows_forks(const struct mt_cap *c)
 }
 
 /*
+ * A child process followed with per-thread PT buffers: its main thread
+ * (@pid's, the clone of the thread that forked) gets its buffer, traced
+ * from now on (what ran between the fork and now is not in the trace).
+ */
+static void
+open_child_buf(struct mt_cap *c, pid_t pid)
+{
+	int rc;
+
+	if (mt_cap_buf_find(c, pid) != NULL ||
+	    (kill(pid, 0) < 0 && errno == ESRCH))
+		return;
+	rc = mt_cap_buf_add(c, pid, pid, -1, NULL);
+	if (rc < 0)
+		warnx("process %d is not traced: no PT buffer (%s)",
+		    (int)pid, mt_strerror(rc));
+}
+
+/*
  * Live PT follows the targets' child processes: make such a descendant
  * a target too, so its trigger hits count and its maps and files go
  * into the snapshot (issue 19).  Returns 1 if @pid is a target (now),
@@ -532,9 +551,11 @@ adopt(struct mt_cap *c, pid_t pid)
 	for (depth = 0; depth < 64 && mt_cap_target_index(c, a) < 0; depth++)
 		if ((a = mt_proc_ppid(a)) <= 1)
 			return 0;
-	if (mt_cap_target_index(c, a) < 0)
+	if (mt_cap_target_index(c, a) < 0 || !mt_cap_follow(c, pid, a))
 		return 0;
-	return mt_cap_follow(c, pid, a);
+	if (!c->ptcfg.per_cpu)
+		open_child_buf(c, pid);
+	return 1;
 }
 
 int
@@ -584,24 +605,6 @@ mt_cap_trim_sideband(struct mt_cap *c, uint64_t before)
 }
 
 /*
- * A child process followed with per-thread PT buffers: its main thread
- * (@pid's, the clone of the thread that forked) gets its buffer, traced
- * from now on (what ran between the fork and now is not in the trace).
- */
-static void
-open_child_buf(struct mt_cap *c, pid_t pid)
-{
-	int rc;
-
-	if (mt_cap_buf_find(c, pid) != NULL)
-		return;
-	rc = mt_cap_buf_add(c, pid, pid, -1, NULL);
-	if (rc < 0)
-		warnx("process %d is not traced: no PT buffer (%s)",
-		    (int)pid, mt_strerror(rc));
-}
-
-/*
  * The new sideband FORK records: adopt the child processes they announce
  * (live PT follows them: per-CPU buffers inherit into them, a per-thread
  * buffer is opened for each; follows_forks), give each new thread of a
@@ -648,7 +651,6 @@ scan_forks(struct mt_cap *c)
 				continue;
 			/* (the record says whose: the child may be gone) */
 			if (pid != (pid_t)rec.u.task.ppid && follow &&
-			    mt_cap_target_index(c, pid) < 0 &&
 			    mt_cap_target_index(c,
 			    (pid_t)rec.u.task.ppid) >= 0 &&
 			    mt_cap_follow(c, pid, (pid_t)rec.u.task.ppid) &&
