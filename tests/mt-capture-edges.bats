@@ -247,7 +247,7 @@ calls_to() {
 	[ "$(calls_to fopen@plt "$child" "$T/fork.sym")" -eq 1 ]
 	[ "$(calls_to fopen@plt "$parent" "$T/fork.sym")" -eq 0 ]
 	run mt-capture run --help
-	[[ "$output" == *"and child processes (fork; pt and emulate, not qemu)"* ]]
+	[[ "$output" == *"and child processes (fork; pt and emulate, not qemu;"* ]]
 }
 
 @test "mt-capture run: without -a the emulate backend leaves a child process untraced" {
