@@ -71,13 +71,7 @@ capture() {
 	run mt-capture run -q -b qemu --ground-truth "$E/$name.gt" \
 	    -o "$E/$name.snap" "$@"
 	[ "$status" -eq 0 ]
-	run mt-decode --stats -o "$E/$name.ev" "$E/$name.snap"
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"errors: 0"* ]]
-	gt_calls "$E/$name.gt" 0 > "$E/$name.want"
-	ev_calls "$E/$name.ev" > "$E/$name.got"
-	[ -s "$E/$name.want" ]
-	diff -u "$E/$name.want" "$E/$name.got"
+	decodes_to_gt "$E/$name"
 }
 
 # same_as_emulate NAME PROG ARGS...: the emulate backend's capture of the
@@ -476,11 +470,7 @@ aux() {
 	# the snapshot: every thread, to the exit, zero errors
 	run mt-decode --info "$E/cap.snap"
 	[[ "$output" == *"meta: reason = exit"* ]]
-	run mt-decode --stats -o "$E/cap.ev" "$E/cap.snap"
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"errors: 0"* ]]
-	gt_calls "$E/cap.gt" 0 > "$E/cap.want"
-	ev_calls "$E/cap.ev" > "$E/cap.got"
+	decode_gt "$E/cap"
 	[ "$(cut -d' ' -f2 "$E/cap.got" | sort -u | wc -l)" -eq 3 ]
 	# each thread's log is the start of what it ran, which went on
 	[ "$(wc -l < "$E/cap.got")" -gt "$(wc -l < "$E/cap.want")" ]

@@ -1,7 +1,7 @@
 # Shared by tests/mt-capture-emulate.bats and tests/mt-capture-qemu.bats:
 # the calls and returns of a backend's --ground-truth log and of the
-# decoded event stream, in one form to compare with diff, and the check
-# of a wrapped ring against the log.  Sourced.
+# decoded event stream, in one form to compare with diff, and the checks
+# of a snapshot against the log.  Sourced.
 
 # gt_calls GT SNAPINDEX: the executed calls and returns before snapshot
 # SNAPINDEX, as "kind tid from to", per thread in execution order.
@@ -18,16 +18,30 @@ ev_calls() {
 	    sort -s -k2,2n
 }
 
-# decodes_to_gt_tail PREFIX: PREFIX.snap, whose ring wrapped, decodes with
-# no error into PREFIX.ev, whose calls and returns are the last ones of
-# PREFIX.gt (before snapshot 0), not all of them.
-decodes_to_gt_tail() {
-	local p=$1 n
-	run mt-decode --stats -o "$p.ev" "$p.snap"
+# decode_gt PREFIX: PREFIX.snap decodes with no error into PREFIX.ev;
+# PREFIX.want then holds the calls and returns of the log PREFIX.gt
+# (before snapshot 0), PREFIX.got those of the stream.
+decode_gt() {
+	run mt-decode --stats -o "$1.ev" "$1.snap"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"errors: 0"* ]]
-	gt_calls "$p.gt" 0 > "$p.want"
-	ev_calls "$p.ev" > "$p.got"
+	gt_calls "$1.gt" 0 > "$1.want"
+	ev_calls "$1.ev" > "$1.got"
+}
+
+# decodes_to_gt PREFIX: as decode_gt, and the stream's calls and returns
+# are the log's, which are not none.
+decodes_to_gt() {
+	decode_gt "$1"
+	[ -s "$1.want" ]
+	diff -u "$1.want" "$1.got"
+}
+
+# decodes_to_gt_tail PREFIX: as decode_gt for a ring that wrapped: the
+# stream's calls and returns are the last ones of the log, not all.
+decodes_to_gt_tail() {
+	local p=$1 n
+	decode_gt "$p"
 	[ -s "$p.got" ]
 	n=$(wc -l < "$p.got")
 	tail -n "$n" "$p.want" | diff -u - "$p.got"
