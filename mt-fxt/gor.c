@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Go's goroutines on one thread (see gor.h).  The stream carries no
+ * Go's goroutines (see gor.h).  The stream carries no
  * stack pointer, so which goroutine gogo resumes is told by where it
  * jumps: the return address of the runtime.mcall (or morestack) call the
  * goroutine parked in, saved in its gobuf.pc.  Most goroutines park in
@@ -143,6 +143,8 @@ gor_leave(struct recon *r, struct rthread *rt, int k)
 	memcpy(p->fr, rt->fr, rt->nfr * sizeof(*p->fr));
 	p->nfr = rt->nfr;
 	p->t = rt->track;
+	p->id = ++r->gor_ids;
+	p->ptime = rt->btime;
 	/* A window opened in this batch starts at the batch's time. */
 	p->create = rt->seg[0].create_op == STACK_NONE ? rt->seg[0].create :
 	    rt->btime;
@@ -153,25 +155,135 @@ gor_leave(struct recon *r, struct rthread *rt, int k)
 	rt->tparked = 1;
 }
 
+/* A new candidate parked on @of: its gcand, NULL if out of memory. */
+static struct gcand *
+add_cand(struct recon *r, struct rthread *rt, struct rthread *of)
+{
+	struct gcand *c;
+
+	if (fxt_grow((void **)&rt->cand, &rt->capcand, rt->ncand + 1,
+	    sizeof(*rt->cand)) < 0) {
+		r->err = -MT_E_NOMEM;
+		return NULL;
+	}
+	c = &rt->cand[rt->ncand++];
+	memset(c, 0, sizeof(*c));
+	c->of = of;
+	c->k = -1;
+	c->ok = 1;
+	return c;
+}
+
+/*
+ * The goroutine below the innermost runtime.mcall/morestack of @rt, with
+ * runtime.schedule above it (it parked, but the thread had nothing else
+ * to run: gogo did not jump out there), when that call returns to
+ * @addr: the index of its mcall/morestack frame, else -1.
+ */
+static int
+asleep(struct recon *r, struct rthread *rt, uint64_t addr)
+{
+	int k, sched = 0;
+
+	if (!rt->live || rt->nseg != 1 || rt->deciding || rt->tparked)
+		return -1;
+	for (k = stack_top_real(rt); k >= 0; k = stack_real_below(rt, k)) {
+		if (stack_is_name(rt->fr[k].f.name, r->n_gogo_dst))
+			break;
+		sched |= stack_is_name(rt->fr[k].f.name, r->n_sched);
+	}
+	return k >= 0 && sched && gor_returns_to(rt->fr[k].site, addr) ?
+	    k : -1;
+}
+
+/* Add the goroutines parked on @of after a call @addr returns to. */
+static void
+cands_of(struct recon *r, struct rthread *rt, struct rthread *of,
+    uint64_t addr, uint64_t when)
+{
+	struct gcand *c;
+	uint32_t i;
+	int k;
+
+	for (i = 0; i < of->npark && !r->err; i++) {
+		const struct rpark *p = &of->park[i];
+
+		/* on another thread: parked by now */
+		if (gor_returns_to(p->fr[p->nfr - 1].site, addr) &&
+		    (of == rt || p->ptime <= when) &&
+		    (c = add_cand(r, rt, of)) != NULL)
+			c->id = p->id;
+	}
+	if (of != rt && of->btime <= when &&
+	    (k = asleep(r, of, addr)) >= 0 && (c = add_cand(r, rt, of)) != NULL) {
+		c->k = k;
+		c->site = of->fr[k].site;
+		c->fn = of->fr[k].fn;
+	}
+}
+
+/*
+ * (mt) The goroutines parked on other threads of the process that a
+ * call @addr returns to, by @when: the Go scheduler moves goroutines
+ * between threads (one may sleep in the scheduler since, gogo not having
+ * jumped out there).  Returns how many.
+ */
+static uint32_t
+cands_elsewhere(struct recon *r, struct rthread *rt, uint64_t addr,
+    uint64_t when)
+{
+	uint32_t i;
+
+	rt->gwide = 1;
+	for (i = 0; rt->t->pid != 0 && i < r->thr.n; i++) {
+		struct rthread *of = thrtab_at(&r->thr, i);
+
+		if (of != NULL && of != rt && of->t->pid == rt->t->pid)
+			cands_of(r, rt, of, addr, when);
+	}
+	return rt->ncand;
+}
+
 uint32_t
 gor_candidates(struct recon *r, struct rthread *rt, uint64_t addr)
 {
-	uint32_t i, n = 0;
+	rt->ncand = 0;
+	rt->gwide = 0;
+	cands_of(r, rt, rt, addr, rt->btime);
+	return rt->ncand > 0 ? rt->ncand :
+	    cands_elsewhere(r, rt, addr, rt->btime);
+}
 
-	(void)r;
-	for (i = 0; i < rt->npark; i++) {
-		const struct rframe *x = &rt->park[i].fr[rt->park[i].nfr - 1];
+struct rpark *
+gor_cand_park(struct rthread *rt, uint32_t i)
+{
+	struct gcand *c = &rt->cand[i];
+	struct rthread *of = c->of;
+	uint32_t k;
 
-		rt->park[i].cand = (uint8_t)gor_returns_to(x->site, addr);
-		n += rt->park[i].cand;
+	if (c->k < 0) {
+		for (k = 0; k < of->npark; k++)
+			if (of->park[k].id == c->id)
+				return &of->park[k];
+		return NULL;	/* resumed meanwhile by another thread */
 	}
-	return n;
+	/* still asleep above it: the frames there are its own */
+	if (!of->live || of->nseg != 1 || of->tparked ||
+	    (uint32_t)c->k >= of->nfr || of->fr[c->k].site != c->site ||
+	    of->fr[c->k].fn != c->fn)
+		return NULL;
+	c->view.t = of->track;
+	c->view.fr = of->fr;
+	c->view.nfr = (uint32_t)c->k + 1;
+	c->view.create = of->seg[0].create;
+	return &c->view;
 }
 
 int
 gor_enter(struct recon *r, struct rthread *rt, int idx)
 {
 	struct sym_thread *t;
+	struct rthread *of;
 	struct rpark *p;
 
 	if (idx == GOR_NEW) {
@@ -192,9 +304,11 @@ gor_enter(struct recon *r, struct rthread *rt, int idx)
 		stack_open_window(r, rt, 0);
 		return 0;
 	}
+	if ((p = gor_cand_park(rt, (uint32_t)idx)) == NULL)
+		return gor_enter(r, rt, GOR_NEW);
+	of = rt->cand[idx].of;
 	if (!rt->tparked)
 		spare(r, rt, rt->track);	/* its window was closed */
-	p = &rt->park[idx];
 	if (fxt_grow((void **)&rt->fr, &rt->capfr, p->nfr,
 	    sizeof(*rt->fr)) < 0 || fxt_grow((void **)&rt->seg, &rt->capseg,
 	    1, sizeof(*rt->seg)) < 0) {
@@ -211,8 +325,8 @@ gor_enter(struct recon *r, struct rthread *rt, int idx)
 	rt->live = 1;
 	rt->tparked = 0;
 	free(p->fr);
-	memmove(p, p + 1, (rt->npark - (uint32_t)idx - 1) * sizeof(*p));
-	rt->npark--;
+	memmove(p, p + 1, (size_t)(of->park + of->npark - p - 1) * sizeof(*p));
+	of->npark--;
 	return 1;
 }
 
@@ -266,11 +380,13 @@ check(struct recon *r, struct rthread *rt, const struct bev *e)
 {
 	uint32_t id = stack_ident(r, e->loc[1]), i;
 
-	for (i = 0; i < rt->npark; i++) {
-		struct rpark *p = &rt->park[i];
+	for (i = 0; i < rt->ncand; i++) {
+		const struct rpark *p = gor_cand_park(rt, i);
 		int x, y, ok;
 
-		if (!p->cand || (x = level(p, rt->gdown)) < 0)
+		if (p == NULL)
+			rt->cand[i].ok = 0;
+		if (!rt->cand[i].ok || (x = level(p, rt->gdown)) < 0)
 			continue;
 		if (p->fr[x].site != 0)
 			ok = gor_returns_to(p->fr[x].site, e->a[1]);
@@ -278,18 +394,19 @@ check(struct recon *r, struct rthread *rt, const struct bev *e)
 			ok = stack_runs(&p->fr[y], id);
 		else
 			continue;	/* nothing to tell */
-		p->cand = (uint8_t)ok;
+		rt->cand[i].ok = (uint8_t)ok;
 	}
 }
 
-/* The parked goroutines still candidates. */
-static uint32_t
-candidates_left(const struct rthread *rt)
+uint32_t
+gor_left(struct rthread *rt)
 {
 	uint32_t i, n = 0;
 
-	for (i = 0; i < rt->npark; i++)
-		n += rt->park[i].cand;
+	for (i = 0; i < rt->ncand; i++) {
+		rt->cand[i].ok &= gor_cand_park(rt, i) != NULL;
+		n += rt->cand[i].ok;
+	}
 	return n;
 }
 
@@ -312,7 +429,7 @@ followed(struct rthread *rt, int v)
 static int
 switched(struct recon *r, struct rthread *rt)
 {
-	uint32_t left = candidates_left(rt);
+	uint32_t left = gor_left(rt);
 	int v;
 
 	if (left > 1) {
@@ -326,8 +443,8 @@ switched(struct recon *r, struct rthread *rt)
 	return gor_verdict(rt, 1);
 }
 
-int
-gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
+static int
+watch(struct recon *r, struct rthread *rt, const struct bev *e)
 {
 	rt->gwatched++;
 	if (rt->gsim != NULL)
@@ -366,15 +483,38 @@ gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
 }
 
 int
+gor_watch(struct recon *r, struct rthread *rt, const struct bev *e)
+{
+	uint32_t n, k;
+	int v = watch(r, rt, e);
+
+	if (v != GOR_NEW || rt->gwide || gor_left(rt) > 0)
+		return v;
+	/*
+	 * (mt) Every goroutine parked on the thread disagreed: those
+	 * parked on others are candidates, the held events watched again.
+	 */
+	rt->ncand = 0;
+	recon_settle(r, rt, rt->gtime, 0);
+	if (cands_elsewhere(r, rt, rt->gjump.a[1], rt->gtime) == 0)
+		return GOR_NEW;
+	n = rt->gwatched;
+	gor_defer(rt, &rt->gjump, rt->gtime);
+	for (k = 0, v = GOR_WAIT; k < n && v == GOR_WAIT; k++)
+		v = watch(r, rt, &rt->pend[k].e);
+	return v;
+}
+
+int
 gor_verdict(struct rthread *rt, int force)
 {
-	uint32_t i, n = candidates_left(rt);
+	uint32_t i, n = gor_left(rt);
 	int last = GOR_NEW;
 
 	if (force)
 		gsim_stop(rt);
-	for (i = 0; i < rt->npark; i++)
-		if (rt->park[i].cand)
+	for (i = 0; i < rt->ncand; i++)
+		if (rt->cand[i].ok)
 			last = (int)i;
 	if (n == 0)
 		return GOR_NEW;
@@ -400,6 +540,7 @@ gor_fini(struct rthread *rt)
 	for (i = 0; i < rt->npark; i++)
 		free(rt->park[i].fr);
 	gsim_stop(rt);
+	free(rt->cand);
 	free(rt->park);
 	free(rt->spare);
 	free(rt->pend);

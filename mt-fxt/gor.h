@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Go's goroutines on one thread (see recon.c, go_switch): a goroutine
- * that parks (runtime.mcall, or morestack into the scheduler) keeps its
- * frames, open on its own track, until gogo resumes it at the return
- * address of that mcall; which parked goroutine gogo resumes is told by
- * that address and, when several parked there, by the returns that
- * follow (the events are held meanwhile, until the goroutine leaves
- * again).  Memory per thread: at most
+ * Go's goroutines (see recon.c, go_switch): a goroutine that parks
+ * (runtime.mcall, or morestack into the scheduler) keeps its frames,
+ * open on its own track, until gogo resumes it at the return address of
+ * that mcall, on its thread or another of the process; which parked
+ * goroutine gogo resumes is told by that address and, when several
+ * parked there, by the returns that follow (the events are held
+ * meanwhile, until the goroutine leaves again; gorsim.c when it leaves
+ * before).  Memory per thread: at most
  * GOR_MAX_PARK parked stacks and GOR_MAX_HELD held events.  Internal to
  * mt-fxt's recon.
  */
@@ -18,6 +19,7 @@
 struct recon;
 struct rthread;
 struct bev;
+struct rpark;
 
 /* Parked goroutines kept per thread: past it the oldest ends. */
 #define GOR_MAX_PARK	1024
@@ -36,12 +38,20 @@ enum { GOR_WAIT = -2, GOR_NEW = -1 };
  */
 void gor_leave(struct recon *r, struct rthread *rt, int k);
 /*
- * Mark the parked goroutines gogo may resume at @addr (the return
- * address of their mcall/morestack call); returns how many.
+ * List the parked goroutines gogo may resume at @addr (the return
+ * address of their mcall/morestack call): those parked on @rt, else
+ * those parked on another thread of the process, by the batch's time;
+ * returns how many.
  */
 uint32_t gor_candidates(struct recon *r, struct rthread *rt, uint64_t addr);
 /*
- * Run the goroutine gor_verdict chose on @rt: parked goroutine @idx gets
+ * Candidate @i's parked goroutine (for one below a sleeping thread's
+ * scheduler, a view of that thread's frames: gor_enter does not take
+ * it), NULL if it resumed meanwhile.
+ */
+struct rpark *gor_cand_park(struct rthread *rt, uint32_t i);
+/*
+ * Run the goroutine gor_verdict chose on @rt: candidate @idx gets
  * its frames and track back (returns 1), or (GOR_NEW) a window opens on
  * a track with nothing open (returns 0).
  */
@@ -64,6 +74,8 @@ int gor_watch(struct recon *r, struct rthread *rt, const struct bev *e);
  * left, or GOR_NEW when several are (never told apart).
  */
 int gor_verdict(struct rthread *rt, int force);
+/* The candidates no return disagreed with, still parked. */
+uint32_t gor_left(struct rthread *rt);
 /* @addr is the return address of the call at @site (0: none known). */
 int gor_returns_to(uint64_t site, uint64_t addr);
 /* End every parked goroutine's frames and window (end of the thread). */

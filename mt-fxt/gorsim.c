@@ -30,7 +30,8 @@ struct gsw {
 	struct gsg *g;		/* the parked goroutines, then new ones */
 	uint32_t ng, capg;
 	uint32_t cur;		/* the one running */
-	int root;		/* the parked one the resume took it for */
+	int root;		/* the candidate the resume took it for */
+	uint32_t rootg;		/* its goroutine */
 	uint8_t dead;		/* a return disagreed */
 };
 
@@ -88,6 +89,7 @@ world_copy(struct gsw *d, const struct gsw *s)
 	memset(d, 0, sizeof(*d));
 	d->cur = s->cur;
 	d->root = s->root;
+	d->rootg = s->rootg;
 	for (i = 0; i < s->ng; i++) {
 		struct gsg *g;
 
@@ -144,7 +146,7 @@ leave(struct gsim *s, struct gsw *w, uint64_t addr)
 		g->n = 0;
 	} else {
 		g->n = (uint32_t)k + 1;
-		if (s->first == 0 && (int)w->cur == w->root)
+		if (s->first == 0 && w->cur == w->rootg)
 			s->first = g->f[k].site;
 	}
 	for (i = 0; i < w->ng; i++) {
@@ -327,50 +329,82 @@ gsim_event(struct recon *r, struct rthread *rt, const struct bev *e)
 	return verdict(s);
 }
 
+/* Add parked goroutine @p to world @w.  Returns 0 or -MT_E_NOMEM. */
+static int
+add_parked(struct recon *r, struct gsw *w, const struct rpark *p)
+{
+	uint32_t k;
+	int g = add_g(w);
+
+	for (k = 0; g >= 0 && k < p->nfr; k++) {
+		const struct rframe *f = &p->fr[k];
+		struct gsf b;
+
+		if (!f->real)
+			continue;
+		memset(&b, 0, sizeof(b));
+		b.site = f->site;
+		b.id = f->fn;
+		b.alias = f->alias;
+		b.m = (uint8_t)stack_is_name(f->f.name, r->n_gogo_dst);
+		b.sched = (uint8_t)stack_is_name(f->f.name, r->n_sched);
+		b.exit = (uint8_t)stack_is_name(f->f.name, r->n_goexit);
+		if (push(&w->g[g], &b) < 0)
+			return -MT_E_NOMEM;
+	}
+	return g < 0 ? g : 0;
+}
+
+/*
+ * World @w, where candidate @root resumed: the goroutines parked on the
+ * thread, then the candidates parked on others.
+ */
+static int
+world_init(struct recon *r, struct rthread *rt, struct gsw *w,
+    uint32_t root)
+{
+	uint32_t i;
+
+	w->root = (int)root;
+	for (i = 0; i < rt->npark; i++) {
+		if (rt->cand[root].of == rt && rt->park[i].id == rt->cand[root].id)
+			w->cur = w->ng;
+		if (add_parked(r, w, &rt->park[i]) < 0)
+			return -MT_E_NOMEM;
+	}
+	for (i = 0; i < rt->ncand; i++) {
+		const struct rpark *p = gor_cand_park(rt, i);
+
+		if (p == NULL || rt->cand[i].of == rt)
+			continue;
+		if (i == root)
+			w->cur = w->ng;
+		if (add_parked(r, w, p) < 0)
+			return -MT_E_NOMEM;
+	}
+	w->rootg = w->cur;
+	w->g[w->cur].n--;	/* its mcall/morestack returns */
+	return 0;
+}
+
 int
 gsim_start(struct recon *r, struct rthread *rt, uint32_t n)
 {
 	struct gsim *s;
-	uint32_t i, j, k;
+	uint32_t i, k;
 	int v = GOR_WAIT;
 
 	gsim_stop(rt);
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return r->err = -MT_E_NOMEM, GOR_NEW;
 	rt->gsim = s;
-	for (i = 0; i < rt->npark; i++) {
-		struct gsw *w;
-
-		if (!rt->park[i].cand)
+	for (i = 0; i < rt->ncand; i++) {
+		if (!rt->cand[i].ok || gor_cand_park(rt, i) == NULL)
 			continue;
 		if (s->nw == GSIM_MAX_WORLDS)
 			return GOR_NEW;
-		w = &s->w[s->nw++];
-		w->root = (int)i;
-		w->cur = i;
-		for (j = 0; j < rt->npark; j++) {
-			const struct rpark *p = &rt->park[j];
-
-			if (add_g(w) < 0)
-				return r->err = -MT_E_NOMEM, GOR_NEW;
-			for (k = 0; k < p->nfr; k++) {
-				const struct rframe *f = &p->fr[k];
-				struct gsf b = { .site = f->site, .id = f->fn,
-				    .alias = f->alias };
-
-				if (!f->real)
-					continue;
-				b.m = (uint8_t)stack_is_name(f->f.name,
-				    r->n_gogo_dst);
-				b.sched = (uint8_t)stack_is_name(f->f.name,
-				    r->n_sched);
-				b.exit = (uint8_t)stack_is_name(f->f.name,
-				    r->n_goexit);
-				if (push(&w->g[j], &b) < 0)
-					return r->err = -MT_E_NOMEM, GOR_NEW;
-			}
-		}
-		w->g[i].n--;	/* its mcall/morestack returns */
+		if (world_init(r, rt, &s->w[s->nw++], i) < 0)
+			return r->err = -MT_E_NOMEM, GOR_NEW;
 	}
 	for (k = 0; k < n && v == GOR_WAIT; k++)
 		v = gsim_event(r, rt, &rt->pend[k].e);

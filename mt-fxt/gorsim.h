@@ -4,7 +4,7 @@
  * ones apart come only after it left again (gor.c): the stretch blocked
  * deeper first.  One world per goroutine it may be: each world runs the
  * held events on bare stacks (call sites and functions) of every
- * goroutine parked on the thread, parking and resuming them at gogo's
+ * goroutine parked on the thread (and the candidates parked on others), parking and resuming them at gogo's
  * jumps as the reconstruction does; a world where a return goes back
  * elsewhere than where its frame was called from ends.  When the worlds
  * left all began with the same goroutine, that is the one.  A later
@@ -31,8 +31,8 @@ struct bev;
  */
 int gsim_start(struct recon *r, struct rthread *rt, uint32_t n);
 /*
- * Held event @e in every world.  Returns the index of the parked
- * goroutine the resume was, once the worlds left agree; GOR_NEW once
+ * Held event @e in every world.  Returns the index of the candidate
+ * (gor_candidates) the resume was, once the worlds left agree; GOR_NEW once
  * none is left (or too many); else GOR_WAIT.
  */
 int gsim_event(struct recon *r, struct rthread *rt, const struct bev *e);

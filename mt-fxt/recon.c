@@ -26,6 +26,7 @@
 #include "gor.h"
 #include "grow.h"
 #include "events.h"
+#include "order.h"
 #include "out.h"
 #include "recon.h"
 #include "stack.h"
@@ -92,6 +93,7 @@ recon_free(struct recon *r)
 	if (r == NULL)
 		return;
 	thrtab_free(&r->thr, rthread_fini);
+	order_free(&r->order);
 	free(r->log);
 	free(r);
 }
@@ -408,6 +410,68 @@ kernel_leave(struct recon *r, struct rthread *rt, const struct bev *e)
 	}
 }
 
+static void flush(struct recon *r, struct rthread *rt, uint64_t next);
+
+/* The log being filled, set aside while another thread logs its own. */
+struct aside {
+	struct op *log;
+	uint32_t nlog, caplog;
+};
+
+static void
+log_aside(struct recon *r, struct aside *a)
+{
+	a->log = r->log;
+	a->nlog = r->nlog;
+	a->caplog = r->caplog;
+	r->log = NULL;
+	r->nlog = r->caplog = 0;
+}
+
+/* Replay what @rt logged meanwhile from @t, and take the log back. */
+static void
+log_back(struct recon *r, struct aside *a, struct rthread *rt, uint64_t t)
+{
+	stack_log_replay(r, rt, t, 0);
+	free(r->log);
+	r->log = a->log;
+	r->nlog = a->nlog;
+	r->caplog = a->caplog;
+}
+
+/*
+ * (mt) Candidate @idx of @rt is a goroutine that parked on another thread
+ * which then slept in the scheduler (findRunnable, stopm: gogo did not
+ * jump out there): it parks there now, at the resume's time, that
+ * thread's frames above its mcall/morestack ending, and that thread goes
+ * on with nothing open, on a track with nothing open (its callers
+ * inferred as it returns).  Returns 0 if it is not there any more.
+ */
+static int
+take_asleep(struct recon *r, struct rthread *rt, int idx)
+{
+	struct gcand *c = &rt->cand[idx];
+	struct rthread *of = c->of;
+	struct aside a;
+	uint32_t n;
+
+	if (gor_cand_park(rt, (uint32_t)idx) == NULL || of->btime > rt->gtime)
+		return 0;
+	log_aside(r, &a);	/* @rt's may hold what it did meanwhile */
+	if (of->nb > 0)
+		flush(r, of, rt->gtime);	/* its last events first */
+	n = of->npark;
+	if (gor_cand_park(rt, (uint32_t)idx) != NULL)
+		gor_leave(r, of, c->k);
+	if (of->npark > n) {
+		c->k = -1;
+		c->id = of->park[of->npark - 1].id;
+		gor_enter(r, of, GOR_NEW);
+	}
+	log_back(r, &a, of, rt->gtime);
+	return c->k < 0;
+}
+
 /*
  * Goroutine @idx of gor_verdict runs from gogo's jump @e: a parked one
  * goes on where its mcall returns (its mcall frame ends); a new one
@@ -416,6 +480,8 @@ kernel_leave(struct recon *r, struct rthread *rt, const struct bev *e)
 static void
 go_enter(struct recon *r, struct rthread *rt, int idx, const struct bev *e)
 {
+	if (idx >= 0 && rt->cand[idx].k >= 0 && !take_asleep(r, rt, idx))
+		idx = GOR_NEW;
 	if (gor_enter(r, rt, idx))
 		arrive(r, rt, e->loc[1], e->a[1]);
 	else
@@ -456,10 +522,13 @@ go_switch(struct recon *r, struct rthread *rt, const struct bev *e)
 		return 1;
 	}
 	gor_leave(r, rt, k);
-	if (gor_candidates(r, rt, e->a[1]) > 0)
+	recon_settle(r, rt, rt->btime, 0);
+	if (gor_candidates(r, rt, e->a[1]) > 0) {
 		gor_defer(rt, e, rt->btime);
-	else
+		r->ndeciding++;
+	} else {
 		go_enter(r, rt, GOR_NEW, e);
+	}
 	return 1;
 }
 
@@ -695,6 +764,7 @@ decide(struct recon *r, struct rthread *rt, int v)
 	rt->pend = NULL;
 	rt->npend = rt->cappend = 0;
 	rt->deciding = 0;
+	r->ndeciding--;
 	go_enter(r, rt, v, &rt->gjump);
 	stack_log_replay(r, rt, rt->gtime, 0);
 	for (i = 0; i < n && !r->err; i++)
@@ -712,6 +782,38 @@ hold(struct recon *r, struct rthread *rt, uint64_t t, const struct bev *e)
 		return;
 	if ((v = gor_watch(r, rt, e)) != GOR_WAIT)
 		decide(r, rt, v);
+}
+
+/* @of holds a resume that may have taken a goroutine asleep on @rt. */
+static int
+claims(struct rthread *of, struct rthread *rt)
+{
+	uint32_t i;
+
+	for (i = 0; i < of->ncand; i++)
+		if (of->cand[i].ok && of->cand[i].of == rt &&
+		    of->cand[i].k >= 0)
+			return 1;
+	return 0;
+}
+
+void
+recon_settle(struct recon *r, struct rthread *rt, uint64_t t, int mine)
+{
+	struct aside a;
+	uint32_t i;
+
+	for (i = 0; rt->t->pid != 0 && i < r->thr.n && !r->err; i++) {
+		struct rthread *of = thrtab_at(&r->thr, i);
+
+		if (of == NULL || of == rt || !of->deciding ||
+		    of->t->pid != rt->t->pid || of->gtime > t ||
+		    (mine && !claims(of, rt)) || gor_left(of) > 1)
+			continue;	/* several left: not yet */
+		log_aside(r, &a);	/* @rt's may be being applied */
+		decide(r, of, gor_verdict(of, 1));
+		log_back(r, &a, of, of->btime);
+	}
 }
 
 /*
@@ -753,9 +855,11 @@ event_str(struct recon *r, const struct mt_ev *ev)
 	return s ? sym_cintern(r->sym, s) : 0;
 }
 
-int
-recon_event(struct recon *r, const struct mt_ev *ev)
+/* Event @x (recon_event, or held in time order). */
+static int
+take(void *ctx, const struct oev *x)
 {
+	struct recon *r = ctx;
 	struct rthread *rt;
 	struct bev e;
 	uint64_t t;
@@ -763,14 +867,14 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 	if (r->err)
 		return r->err;
 	r->st->events++;
-	rt = get_thread(r, ev->tid);
+	rt = get_thread(r, x->tid);
 	if (rt == NULL)
 		return r->err = -MT_E_NOMEM;
-	t = ev->time > r->base ? ev->time - r->base : 0;
+	t = x->time > r->base ? x->time - r->base : 0;
 	if (rt->haserr && t == rt->errtime)
 		t++;	/* magic-trace #155: keep it after the error */
 	if (!rt->live) {
-		if (ev->kind == MT_EV_END)
+		if (x->kind == MT_EV_END)
 			return 0;
 		/*
 		 * A thread's window starts at its first event (as
@@ -786,7 +890,7 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 	}
 	if (t < rt->btime)
 		t = rt->btime;	/* out of order: keep the thread monotonic */
-	if (ev->kind == MT_EV_END) {
+	if (x->kind == MT_EV_END) {
 		drain(r, rt, t);
 		rt->btime = t;
 		gor_close(r, rt);
@@ -794,7 +898,7 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 		stack_log_replay(r, rt, t, 0);
 		return r->err;
 	}
-	if (ev->kind == MT_EV_ERROR || ev->kind == MT_EV_OVERFLOW) {
+	if (x->kind == MT_EV_ERROR || x->kind == MT_EV_OVERFLOW) {
 		/*
 		 * An error happens at its own time: the events before it at
 		 * that time get no share of the time after it, and every
@@ -805,22 +909,62 @@ recon_event(struct recon *r, const struct mt_ev *ev)
 		rt->haserr = 1;
 		rt->errtime = t;
 		rt->last = t;
-		error_reset(r, rt, ev->kind == MT_EV_ERROR ?
-		    event_str(r, ev) : r->n_overflow);
+		error_reset(r, rt, x->kind == MT_EV_ERROR ? x->str :
+		    r->n_overflow);
 		stack_log_replay(r, rt, t, 0);
 		return r->err ? r->err : sym_error(r->sym);
 	}
-	e.kind = (uint8_t)ev->kind;
-	e.a[0] = ev->addr[0];
-	e.a[1] = ev->addr[1];
-	e.loc[0] = ev->loc[0];
-	e.loc[1] = ev->loc[1];
-	e.str = (ev->kind == MT_EV_TRIGGER || ev->kind == MT_EV_DISABLE ||
-	    ev->kind == MT_EV_TX) ? event_str(r, ev) : 0;
-	if (sym_error(r->sym))
-		return r->err = sym_error(r->sym);
+	e.kind = x->kind;
+	e.a[0] = x->a[0];
+	e.a[1] = x->a[1];
+	e.loc[0] = x->loc[0];
+	e.loc[1] = x->loc[1];
+	e.str = x->str;
+	if (r->ndeciding > 0 && !rt->deciding)
+		recon_settle(r, rt, t, 1);	/* before it wakes */
 	feed(r, rt, t, &e);
 	return r->err;
+}
+
+int
+recon_event(struct recon *r, const struct mt_ev *ev)
+{
+	struct rthread *rt;
+	struct oev x;
+
+	if (r->err)
+		return r->err;
+	x.time = x.key = ev->time;
+	x.tid = ev->tid;
+	x.kind = (uint8_t)ev->kind;
+	x.a[0] = ev->addr[0];
+	x.a[1] = ev->addr[1];
+	x.loc[0] = ev->loc[0];
+	x.loc[1] = ev->loc[1];
+	x.str = (ev->kind == MT_EV_ERROR || ev->kind == MT_EV_TRIGGER ||
+	    ev->kind == MT_EV_DISABLE || ev->kind == MT_EV_TX) ?
+	    event_str(r, ev) : 0;
+	if (sym_error(r->sym))
+		return r->err = sym_error(r->sym);
+	/*
+	 * (mt) From the first call into gogo on, the events are taken in
+	 * time order across threads (order.h), so that a goroutine
+	 * parked on one thread is seen parked when another resumes it.
+	 */
+	if (!r->go && x.kind == MT_EV_CALL &&
+	    stack_loc_named(r, x.loc[1], r->n_gogo))
+		r->go = 1;
+	if (!r->go)
+		return take(r, &x);
+	if ((rt = get_thread(r, x.tid)) == NULL)
+		return r->err = -MT_E_NOMEM;
+	x.key = rt->okey = x.time > rt->okey ? x.time : rt->okey;
+	if (r->order.n == ORDER_MAX &&
+	    (r->err = order_flush(&r->order, take, r)) < 0)
+		return r->err;
+	if (order_add(&r->order, &x) < 0)
+		return r->err = -MT_E_NOMEM;
+	return 0;
 }
 
 int
@@ -828,6 +972,8 @@ recon_finish(struct recon *r)
 {
 	uint32_t i;
 
+	if (!r->err && r->order.n > 0)
+		r->err = order_flush(&r->order, take, r);
 	for (i = 0; i < r->thr.n && !r->err; i++) {
 		struct rthread *rt = thrtab_at(&r->thr, i);
 		uint64_t end;

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "order.h"
 #include "out.h"
 #include "thrtab.h"
 
@@ -82,7 +83,20 @@ struct rpark {
 				 * parked in */
 	uint32_t nfr;
 	uint64_t create;	/* when its track's window opened */
-	uint8_t cand;		/* may be the goroutine being resumed */
+	uint64_t id;		/* 1, 2... in the reconstruction */
+	uint64_t ptime;		/* when it parked */
+};
+
+/* A parked goroutine gogo may have resumed (gor.c). */
+struct gcand {
+	struct rthread *of;	/* the thread it parked on */
+	uint64_t id;		/* its rpark.id */
+	int32_t k;		/* -1; or, @of asleep in the scheduler above
+				 * it, the index of its mcall/morestack */
+	uint64_t site;		/* k: that call's site */
+	uint32_t fn;		/* k: that frame's identity */
+	struct rpark view;	/* k: its frames, as gor_cand_park sees them */
+	uint8_t ok;		/* no return disagreed */
 };
 
 /* An event held while the goroutine gogo resumed is not known yet. */
@@ -119,6 +133,9 @@ struct rthread {
 	uint32_t nspare, capspare;
 	uint32_t ntracks;	/* goroutine tracks made for this thread */
 	uint8_t tparked;	/* rt->track's goroutine is parked */
+	struct gcand *cand;	/* the goroutines the open resume may be */
+	uint32_t ncand, capcand;
+	uint8_t gwide;		/* those parked on other threads too */
 	uint8_t deciding;	/* gogo resumed a goroutine not known yet */
 	struct pev *pend;	/* the events held meanwhile */
 	uint32_t npend, cappend;
@@ -131,6 +148,7 @@ struct rthread {
 				 * returns below the resumed frame: its
 				 * address (gor_watch, gor_leave) */
 	uint32_t gwatched;	/* held events gor_watch saw */
+	uint64_t okey;		/* order key of its last event (order.h) */
 	struct gsim *gsim;	/* the resumed goroutine left before it was
 				 * told apart: what it may be (gorsim.c) */
 };
@@ -148,8 +166,20 @@ struct recon {
 	uint32_t n_unknown, n_untraced, n_syscall, n_overflow;
 	uint32_t s_syscall, s_async, s_begin, s_commit, s_abort;
 	uint32_t n_gogo[3], n_gogo_dst[3], n_sched[3], n_goexit[3];
+	uint8_t go;		/* gogo was called: events in time order */
+	uint64_t gor_ids;	/* rpark.id given so far */
+	uint32_t ndeciding;	/* threads holding a resume open */
+	struct order order;	/* the events held for that */
 };
 
+/*
+ * (mt, Go) The resumes other threads of @rt's process hold open since @t
+ * or before are decided now, as they stand (recon.c), so that the
+ * goroutines they took are seen where they are; with @mine, only those
+ * that may have taken one asleep on @rt (before @rt goes on).
+ */
+void recon_settle(struct recon *r, struct rthread *rt, uint64_t t,
+    int mine);
 /* @name is one of the three names of @set (0 is none). */
 int stack_is_name(uint32_t name, const uint32_t set[3]);
 /* A new log entry of @kind, NULL (and r->err) when memory runs out. */

@@ -24,16 +24,22 @@ policy() {
 	diff -u "$D/$n.folded" "$t/$n.fold"
 }
 
-# go_once NAME: in NAME.events (--format json), main.main and main.ping
-# begin once on thread 10, main.main.func1 and main.pong once on the
-# first goroutine track (json tid 2^22 + 1).
-go_once() {
+# go_begins NAME: $lines, the frames of main.* begun in NAME.events
+# (--format json), "NAME TID" sorted.
+go_begins() {
 	run mt-fxt -q -F json "$D/$1.events"
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/$1.json"
 	run jq -r '[.traceEvents[] | select(.ph == "B" and
 	    (.name | startswith("main."))) | "\(.name) \(.tid)"] | sort | .[]' \
 	    "$BATS_TEST_TMPDIR/$1.json"
+}
+
+# go_once NAME: in NAME.events, main.main and main.ping begin once on
+# thread 10, main.main.func1 and main.pong once on the first goroutine
+# track (json tid 2^22 + 1).
+go_once() {
+	go_begins "$1"
 	[ "${#lines[@]}" -eq 4 ]
 	[ "${lines[0]}" = "main.main 10" ]
 	[ "${lines[1]}" = "main.main.func1 4194305" ]
@@ -236,6 +242,25 @@ go_once() {
 	grep -qx '240         +runtime.gopark {address=0x3000}' "$D/go-deeper.expected"
 	grep -qx '340   -main.ping' "$D/go-deeper.expected"
 	go_once go-deeper
+}
+
+@test "mt-fxt: a Go goroutine parked on one thread resumes on another, the threads' events in runs of their own" {
+	policy go-moved
+	# main's goroutine goes on on thread 11 (260), on its track
+	grep -qx '270         -runtime.gopark' "$D/go-moved.expected"
+	# taken from thread 11 asleep in the scheduler by thread 10 (580);
+	# thread 11 goes on on a track with nothing open
+	grep -qx '580                 -runtime.findRunnable' "$D/go-moved.expected"
+	grep -qx '580 +runtime.schedule {address=0x6025, inferred_start_time=true}' \
+	    "$D/go-moved.expected"
+	# main.ping twice, the others once, each goroutine on one track
+	go_begins go-moved
+	[ "${#lines[@]}" -eq 5 ]
+	[ "${lines[0]}" = "main.main 10" ]
+	[ "${lines[1]}" = "main.main.func1 4194306" ]
+	[ "${lines[2]}" = "main.ping 10" ]
+	[ "${lines[3]}" = "main.ping 10" ]
+	[ "${lines[4]}" = "main.pong 4194306" ]
 }
 
 @test "mt-fxt: Go's gogo into a goroutine parked before the trace is not taken for the one seen parking there" {
