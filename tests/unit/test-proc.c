@@ -170,17 +170,22 @@ kernel_copies(void)
 	    "ffffffffc0001000 40 bpf_prog_0123456789abcdef_a\n"
 	    "ffffffffc0002800 1c8 kprobe_insn_page\n";
 
+	/*
+	 * BPF programs the host has loaded (systemd's, another tool's)
+	 * are listed too, after the ranges given: at most one perf map.
+	 */
 	mt_snap_init(&s);
 	CHECK(mt_proc_kernel(&s, NULL, 0, warn, sizeof(warn)) == 0);
-	CHECK(s.ntexts == 1 && s.texts[0].kind == MT_SNAP_TEXT_KALLSYMS);
+	CHECK(s.ntexts >= 1 && s.ntexts <= 2 &&
+	    s.texts[0].kind == MT_SNAP_TEXT_KALLSYMS);
 	mt_snap_release(&s);
-	/* The JIT ranges: a perf map of pid 0 after kallsyms */
+	/* The JIT ranges: a perf map of pid 0 after kallsyms, theirs first */
 	mt_snap_init(&s);
 	CHECK(mt_proc_kernel(&s, jit, 2, warn, sizeof(warn)) == 0);
 	CHECK(s.ntexts == 2 && s.texts[1].kind == MT_SNAP_TEXT_PERFMAP &&
 	    s.texts[1].pid == 0);
 	if (s.ntexts == 2)
-		CHECK(s.texts[1].len == strlen(want) &&
+		CHECK(s.texts[1].len >= strlen(want) &&
 		    memcmp(s.texts[1].data, want, strlen(want)) == 0);
 	for (i = 0; i < s.nblobs; i++)
 		if (s.blobs[i].kind == MT_SNAP_BLOB_KERNEL)
