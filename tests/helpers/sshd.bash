@@ -61,10 +61,14 @@ EOC
 		chmod +x "$d/bin/ssh"
 		SSH_WRAP="$d/ssh"
 		SSH_LOGIN="$(id -un)@127.0.0.1"
-		# Wait until it answers.
-		local i
-		for i in 1 2 3 4 5 6 7 8 9 10; do
+		# Wait until it answers, as long as it runs (up to 30 s on a
+		# loaded box); one that exits (the port taken) makes way for
+		# the next port.
+		local i spid
+		spid=$(cat "$d/sshd.pid")
+		for i in $(seq 1 100); do
 			"$SSH_WRAP" "$SSH_LOGIN" true 2>/dev/null && return 0
+			kill -0 "$spid" 2>/dev/null || break
 			sleep 0.3
 		done
 		sshd_stop "$d"
@@ -73,7 +77,10 @@ EOC
 }
 
 sshd_stop() {
-	[ -f "$1/sshd.pid" ] && kill "$(cat "$1/sshd.pid")" 2>/dev/null
+	# (gone already when its port was taken: not an error)
+	if [ -f "$1/sshd.pid" ]; then
+		kill "$(cat "$1/sshd.pid")" 2>/dev/null || true
+	fi
 	rm -f "$1/sshd.pid"
 	return 0
 }
