@@ -21,6 +21,20 @@ start() {
 size() {
 	nm -S --defined-only "$S/tailchain" | awk -v s="$1" '$4 == s { print $2; exit }'
 }
+# named_by_fde_start DSO: out.ev has one fn record per function of DSO,
+# named after its FDE's start, and each address that function's identity.
+named_by_fde_start() {
+	awk '$1 == "fn" { print $3, $5 }' "$BATS_TEST_TMPDIR/out.ev" \
+	    > "$BATS_TEST_TMPDIR/fns"
+	for f in c1 c2 c3 main; do
+		printf '0x%x [unknown%%20fn%%200x%x%%20(%s)]\n' \
+		    $((BASE + 0x$(start $f))) $((BASE + 0x$(start $f))) "$1"
+	done > "$BATS_TEST_TMPDIR/want"
+	diff -u "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/fns"
+	awk '$1 == "loc" { split($4, f, ":"); print f[1] }' \
+	    "$BATS_TEST_TMPDIR/out.ev" | tr '\n' ' ' > "$BATS_TEST_TMPDIR/ids"
+	[ "$(cat "$BATS_TEST_TMPDIR/ids")" = "1 1 1 2 2 2 3 3 3 4 4 4 " ]
+}
 
 # stream BINARY ADDR...: a call from each ADDR (offsets in the file) to 0.
 stream() {
@@ -45,17 +59,7 @@ stream() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	# One fn record per function, named after its start.
-	awk '$1 == "fn" { print $3, $5 }' "$BATS_TEST_TMPDIR/out.ev" \
-	    > "$BATS_TEST_TMPDIR/fns"
-	for f in c1 c2 c3 main; do
-		printf '0x%x [unknown%%20fn%%200x%x%%20(tailchain-s)]\n' \
-		    $((BASE + 0x$(start $f))) $((BASE + 0x$(start $f)))
-	done > "$BATS_TEST_TMPDIR/want"
-	diff -u "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/fns"
-	# Each address of a function has that function's identity.
-	awk '$1 == "loc" { split($4, f, ":"); print f[1] }' \
-	    "$BATS_TEST_TMPDIR/out.ev" | tr '\n' ' ' > "$BATS_TEST_TMPDIR/ids"
-	[ "$(cat "$BATS_TEST_TMPDIR/ids")" = "1 1 1 2 2 2 3 3 3 4 4 4 " ]
+	named_by_fde_start tailchain-s
 }
 
 @test "mt-symbolize: code outside every FDE of a stripped program stays [unknown @ 0xADDR (dso)]" {
@@ -158,14 +162,5 @@ noshdr() {
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "${lines[0]}" == "mt-symbolize: warning: '$S/tailchain-ns-cut': truncated: section headers end at byte "* ]]
-	awk '$1 == "fn" { print $3, $5 }' "$BATS_TEST_TMPDIR/out.ev" \
-	    > "$BATS_TEST_TMPDIR/fns"
-	for f in c1 c2 c3 main; do
-		printf '0x%x [unknown%%20fn%%200x%x%%20(tailchain-ns-cut)]\n' \
-		    $((BASE + 0x$(start $f))) $((BASE + 0x$(start $f)))
-	done > "$BATS_TEST_TMPDIR/want"
-	diff -u "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/fns"
-	awk '$1 == "loc" { split($4, f, ":"); print f[1] }' \
-	    "$BATS_TEST_TMPDIR/out.ev" | tr '\n' ' ' > "$BATS_TEST_TMPDIR/ids"
-	[ "$(cat "$BATS_TEST_TMPDIR/ids")" = "1 1 1 2 2 2 3 3 3 4 4 4 " ]
+	named_by_fde_start tailchain-ns-cut
 }

@@ -64,6 +64,21 @@ write_text_as(const struct mt_ev *evs, int n, int plain)
 	return buf;
 }
 
+/* got equals want; else the first difference is printed as a TAP note */
+static int
+same_text(const char *got, const char *want)
+{
+	size_t i;
+
+	if (got == NULL || strcmp(got, want) == 0)
+		return got != NULL;
+	for (i = 0; got[i] == want[i]; i++)
+		;
+	printf("# first difference at byte %zu: '%.40s', expected '%.40s'\n",
+	    i, got + i, want + i);
+	return 0;
+}
+
 static char *
 write_text(const struct mt_ev *evs, int n)
 {
@@ -371,7 +386,7 @@ numbers_at_every_digit_border(void)
 	struct mt_ev *evs = calloc(N, sizeof(*evs));
 	char *want = malloc(N * 160 + 4 * 20100), *got, *o = want, *big = malloc(20001);
 	uint64_t v[200], p;
-	int nv = 0, i, bad = 0;
+	int nv = 0, i;
 
 	memset(big, 'a', 20000);
 	big[20000] = '\0';
@@ -422,15 +437,7 @@ numbers_at_every_digit_border(void)
 		}
 	}
 	got = write_text(evs, N);
-	CHECK(got != NULL);
-	if (got != NULL && strcmp(got, want) != 0) {
-		for (i = 0; got[i] == want[i]; i++)
-			;
-		printf("# first difference at byte %d: '%.40s', expected "
-		    "'%.40s'\n", i, got + i, want + i);
-		bad = 1;
-	}
-	CHECK(!bad);
+	CHECK(same_text(got, want));
 	free(got);
 	free(want);
 	free(big);
@@ -452,7 +459,7 @@ event_writes_what_printf_writes(void)
 	char *want = malloc(N * 80), *got, *o = want;
 	uint64_t t = 9990, a = 0xfff0, far[] = { 0, 1, 0xffff, 0x10000,
 	    0x7fffffffe000ull, UINT64_MAX, 99999, 100000, 0x401000 };
-	int i, bad = 0;
+	int i;
 
 	o += sprintf(o, "mt-events 1.2\n");
 	for (i = 0; i < N; i++) {
@@ -489,15 +496,7 @@ event_writes_what_printf_writes(void)
 		o += sprintf(o, "\n");
 	}
 	got = write_text_as(evs, N, 1);
-	CHECK(got != NULL);
-	if (got != NULL && strcmp(got, want) != 0) {
-		for (i = 0; got[i] == want[i]; i++)
-			;
-		printf("# first difference at byte %d: '%.40s', expected "
-		    "'%.40s'\n", i, got + i, want + i);
-		bad = 1;
-	}
-	CHECK(!bad);
+	CHECK(same_text(got, want));
 	free(got);
 	free(want);
 	free(evs);
