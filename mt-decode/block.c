@@ -220,6 +220,22 @@ dec_walk(void *arg, const struct walk *w)
 	b->last_ip = w->term_ip;
 }
 
+/*
+ * @walks walks each ending in a conditional branch that stays in its
+ * function, without transitions, after such a walk (cfg_run's paths):
+ * what dec_walk does with each, at once (nothing is pending, and they
+ * make nothing pending without --all-branches).
+ */
+static inline __attribute__((always_inline)) void
+dec_jump(void *arg, uint32_t walks, uint64_t insns, uint64_t last_ip)
+{
+	struct dec_buf *b = arg;
+
+	b->walks += walks;
+	b->icount += insns;
+	b->last_ip = last_ip;
+}
+
 static int
 dec_block(struct dec_buf *b, const struct pt_block *blk)
 {
@@ -770,7 +786,7 @@ dec_stretch(struct dec_buf *b, int st)
 		    (!b->in_join && (b->u->seg == 0 || b->res->marked)))) {
 			uint64_t ic = b->icount, nw = b->walks;
 
-			st = cfg_run(b->cfg, dec_walk, b);
+			st = cfg_run(b->cfg, dec_walk, dec_jump, b);
 			b->r->st->blocks += b->walks - nw;
 			b->r->st->instructions += b->icount - ic;
 			if (b->walks != nw)

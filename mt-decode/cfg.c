@@ -56,8 +56,24 @@
 #include "walk.h"
 
 #define CFG_RETSTACK	64	/* return addresses kept (a power of 2) */
+#define CFG_PATHS	4096	/* cfg_run's paths kept (a power of 2) */
+#define CFG_PATH_BITS	24	/* TNT bits one path takes at most */
 #define CFG_MAX_WALKS	(1u << 22)	/* the cache's bound (about 300 MiB) */
 #define CFG_MAX_NINSN	65535	/* struct pt_block's u16 ninsn */
+
+/*
+ * A path (cfg_run): from walk @from, the @nbits TNT bits @bits (the
+ * first highest) taken by quiet walks without transitions, one walk a
+ * bit, lead to walk @to; @insns the instructions of those walks, @last
+ * the branch of the last.  Walks are index + 1 (0: an empty slot).
+ */
+struct cfg_path {
+	uint32_t from, to;
+	uint32_t bits;
+	uint32_t nbits;
+	uint64_t insns;
+	uint64_t last;
+};
 
 struct cfg_dec {
 	struct pt_query_decoder *q;	/* libipt's, or NULL with pq */
@@ -84,6 +100,11 @@ struct cfg_dec {
 	 * after it (walk.succ), this decoder's: its process and image do
 	 * not change */
 	uint32_t tag;
+	/* runs of those links taken by TNT bits (struct cfg_path), a
+	 * direct-mapped table made at the first use; NULL: not yet */
+	struct cfg_path *paths;
+	struct cfg_path path_open;	/* the last path not kept */
+	int use_paths;			/* cfg_paths() */
 };
 
 struct cfg_dec *
@@ -139,7 +160,14 @@ cfg_free(struct cfg_dec *d)
 	if (d->pq != NULL)
 		pq_fini(d->pq);
 	free(d->pq);
+	free(d->paths);
 	free(d);
+}
+
+void
+cfg_paths(struct cfg_dec *d, int on)
+{
+	d->use_paths = on && d->pq != NULL;
 }
 
 int
@@ -729,9 +757,80 @@ cfg_next(struct cfg_dec *d, struct pt_block *blk)
 	return cfg_settle(d);
 }
 
-int
-cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
+/* A walk after which nothing is pending (cfg_run's jump): a
+ * conditional branch whose taken target stays in its function. */
+static inline int
+cfg_quiet(const struct walk *w)
 {
+	return w->term == WK_COND && !(w->leaves & WL_LEAVES);
+}
+
+/*
+ * The path from walk @from (index + 1, quiet) that the next @m TNT bits
+ * @bits take along this decoder's links: the table's entry when it has
+ * one, else one made (kept unless a link it needs is not made yet).
+ * NULL when not even one bit can be taken that way.
+ */
+static const struct cfg_path *
+cfg_path_find(struct cfg_dec *d, const struct walk *base, uint32_t from,
+    uint64_t bits, int m)
+{
+	struct cfg_path *p, tmp;
+	const struct walk *w;
+	uint32_t h, nx = 0;
+	int k, open = 0, taken;
+
+	if (d->paths == NULL) {
+		d->paths = calloc(CFG_PATHS, sizeof(*d->paths));
+		if (d->paths == NULL) {
+			d->use_paths = 0;
+			return NULL;
+		}
+	}
+	h = (from * 0x9e3779b1u + (uint32_t)(m >= 4 ? bits >> (m - 4) :
+	    (bits | 0x10u << m))) * 0x85ebca6bu;
+	p = &d->paths[h >> (32 - 12)];
+	_Static_assert(CFG_PATHS == 1u << 12, "the hash's 12 bits");
+	if (p->from == from && (int)p->nbits <= m &&
+	    bits >> (m - (int)p->nbits) == p->bits)
+		return p;
+	tmp.from = from;
+	tmp.insns = 0;
+	tmp.last = 0;
+	w = base + from - 1;
+	for (k = 0; k < m; k++) {
+		if (!cfg_quiet(w) || w->ntr != 0)
+			break;
+		taken = (int)(bits >> (m - 1 - k)) & 1;
+		nx = w->tag == d->tag ? w->succ[!taken] : 0;
+		if (nx == 0) {
+			open = 1;
+			break;
+		}
+		tmp.insns += w->len;
+		tmp.last = w->term_ip;
+		tmp.to = nx;
+		w = base + nx - 1;
+	}
+	if (k == 0)
+		return NULL;
+	tmp.nbits = (uint32_t)k;
+	tmp.bits = (uint32_t)(bits >> (m - k));
+	if (open) {
+		/* not kept: the link missing is made once that bit comes */
+		d->path_open = tmp;
+		return &d->path_open;
+	}
+	*p = tmp;
+	return p;
+}
+
+int
+cfg_run(struct cfg_dec *d, cfg_walk_fn fn, cfg_jump_fn jump, void *arg)
+{
+	const struct cfg_path *p;
+	uint64_t bits;
+	int quiet = 0, m;
 	const struct walk *w, *base = walk_array(d->wc);
 	const struct walk_tr *tr;
 	uint64_t nw, ni;
@@ -765,6 +864,21 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 				walk_link(d->wc, from, !taken,
 				    (uint32_t)(w - base), d->tag);
 		}
+		if (quiet && d->use_paths && w->ntr == 0 && cfg_quiet(w) &&
+		    (m = pq_tnt_peek(d->pq, CFG_PATH_BITS, &bits)) > 0 &&
+		    (p = cfg_path_find(d, base, (uint32_t)(w - base) + 1,
+		    bits, m)) != NULL) {
+			/* the bits' walks at once: they write nothing */
+			jump(arg, p->nbits, p->insns, p->last);
+			d->status = pq_tnt_skip(d->pq, (int)p->nbits);
+			n += (int)p->nbits;
+			next = p->to;
+			d->ip = base[next - 1].ip;
+			link = 0;
+			if (d->status & (pts_event_pending | pts_eos))
+				return cfg_settle(d);
+			continue;
+		}
 		if (w->ntr > 0) {
 			tr = walk_tr_array(d->wc) + w->tr;
 			for (k = 0; k < w->ntr; k++)
@@ -773,6 +887,7 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
 		}
 		n++;
 		fn(arg, w);	/* w stays valid until the next walk_get */
+		quiet = cfg_quiet(w);
 		link = 0;
 		next = 0;
 		if (w->term == WK_COND && d->pq != NULL) {

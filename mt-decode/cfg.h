@@ -75,7 +75,25 @@ int cfg_event(struct cfg_dec *d, struct pt_event *ev);
 #define CFG_SLOW	(-100002)
 struct walk;
 typedef void (*cfg_walk_fn)(void *arg, const struct walk *w);
-int cfg_run(struct cfg_dec *d, cfg_walk_fn fn, void *arg);
+/*
+ * With paths on (cfg_paths), after a walk whose branch is conditional
+ * and whose taken target stays in its function (nothing pending after
+ * it), a run of @walks such walks without transitions, one a TNT bit,
+ * is given in one call instead of one @fn each: @insns their
+ * instructions, @last_ip the branch of the last.  The run comes from a
+ * table of paths per (walk, TNT bits), each made from this decoder's
+ * links (they hold as long as its image does).  A run takes only TNT
+ * bits already held by the query layer (pq.h), so no packet (no timing,
+ * no event) is read inside it, and the status after it is the one the
+ * last bit's query would give.  MT_DECODE_NO_PATHS (decode.c) turns the
+ * paths off, for comparisons.
+ */
+typedef void (*cfg_jump_fn)(void *arg, uint32_t walks, uint64_t insns,
+    uint64_t last_ip);
+int cfg_run(struct cfg_dec *d, cfg_walk_fn fn, cfg_jump_fn jump, void *arg);
+/* Paths on or off (off when made; on only on mt's query layer): on only
+ * where @fn would only count such walks (no --all-branches). */
+void cfg_paths(struct cfg_dec *d, int on);
 int cfg_get_offset(const struct cfg_dec *d, uint64_t *off);
 int cfg_get_sync_offset(const struct cfg_dec *d, uint64_t *off);
 

@@ -130,6 +130,9 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		b.cfg = cfg_new(&cfg, r->is, b.pid, r->wc, r->cfg == 2);
 		if (b.cfg == NULL)
 			return -MT_E_NOMEM;
+		/* MT_DECODE_NO_PATHS: for comparisons (bench/RESULTS.md) */
+		cfg_paths(b.cfg, !b.all &&
+		    getenv("MT_DECODE_NO_PATHS") == NULL);
 	} else {
 		b.dec = pt_blk_alloc_decoder(&cfg);
 		if (b.dec == NULL)

@@ -98,4 +98,30 @@ pq_tnt_take(struct pq *q, int *taken)
 	return q->index != 0 ? 0 : q->st_end;
 }
 
+/*
+ * The TNT bits held (at most @max < 64 of them), returned, and in *@bits
+ * the first of them in the highest bit, for pq_tnt_skip().
+ */
+static inline int
+pq_tnt_peek(const struct pq *q, int max, uint64_t *bits)
+{
+	int p, m;
+
+	if (q->index == 0)
+		return 0;
+	p = __builtin_ctzll(q->index);
+	m = p + 1 < max ? p + 1 : max;
+	*bits = (q->tnt >> (p + 1 - m)) & ((1ull << m) - 1);
+	return m;
+}
+
+/* Take @n bits without looking at them (n <= what pq_tnt_peek gave):
+ * the status pq_tnt_take would return after the last of them. */
+static inline int
+pq_tnt_skip(struct pq *q, int n)
+{
+	q->index >>= n;
+	return q->index != 0 ? 0 : q->st_end;
+}
+
 #endif /* MT_DECODE_PQ_H */
