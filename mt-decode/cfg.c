@@ -63,9 +63,9 @@
 
 /*
  * A path (cfg_run): from walk @from, the @nbits TNT bits @bits (the
- * first highest) taken by quiet walks without transitions, one walk a
- * bit, lead to walk @to; @insns the instructions of those walks, @last
- * the branch of the last.  Walks are index + 1 (0: an empty slot).
+ * first highest) taken by walks of walk.quiet WQ_COND | WQ_NO_TR, one
+ * walk a bit, lead to walk @to; @insns the instructions of those walks,
+ * @last the branch of the last.  Walks are index + 1 (0: an empty slot).
  */
 struct cfg_path {
 	uint32_t from, to;
@@ -757,18 +757,11 @@ cfg_next(struct cfg_dec *d, struct pt_block *blk)
 	return cfg_settle(d);
 }
 
-/* A walk after which nothing is pending (cfg_run's jump): a
- * conditional branch whose taken target stays in its function. */
-static inline int
-cfg_quiet(const struct walk *w)
-{
-	return w->term == WK_COND && !(w->leaves & WL_LEAVES);
-}
-
 /*
- * The path from walk @from (index + 1, quiet) that the next @m TNT bits
- * @bits take along this decoder's links: the table's entry when it has
- * one, else one made (kept unless a link it needs is not made yet).
+ * The path from walk @from (index + 1, walk.quiet all set) that the
+ * next @m TNT bits @bits take along this decoder's links: the table's
+ * entry when it has one, else one made (kept unless a link it needs is
+ * not made yet).
  * NULL when not even one bit can be taken that way.
  */
 static const struct cfg_path *
@@ -799,7 +792,7 @@ cfg_path_find(struct cfg_dec *d, const struct walk *base, uint32_t from,
 	tmp.last = 0;
 	w = base + from - 1;
 	for (k = 0; k < m; k++) {
-		if (!cfg_quiet(w) || w->ntr != 0)
+		if (w->quiet != (WQ_COND | WQ_NO_TR))
 			break;
 		taken = (int)(bits >> (m - 1 - k)) & 1;
 		nx = w->tag == d->tag ? w->succ[!taken] : 0;
@@ -864,7 +857,8 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, cfg_jump_fn jump, void *arg)
 				walk_link(d->wc, from, !taken,
 				    (uint32_t)(w - base), d->tag);
 		}
-		if (quiet && d->use_paths && w->ntr == 0 && cfg_quiet(w) &&
+		if ((quiet & WQ_COND) && w->quiet == (WQ_COND | WQ_NO_TR) &&
+		    d->use_paths &&
 		    (m = pq_tnt_peek(d->pq, CFG_PATH_BITS, &bits)) > 0 &&
 		    (p = cfg_path_find(d, base, (uint32_t)(w - base) + 1,
 		    bits, m)) != NULL) {
@@ -887,7 +881,7 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, cfg_jump_fn jump, void *arg)
 		}
 		n++;
 		fn(arg, w);	/* w stays valid until the next walk_get */
-		quiet = cfg_quiet(w);
+		quiet = w->quiet;	/* WQ_COND: nothing pending after it */
 		link = 0;
 		next = 0;
 		if (w->term == WK_COND && d->pq != NULL) {

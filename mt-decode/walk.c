@@ -268,8 +268,11 @@ walk_fill(struct walk_cache *wc, struct walk *w, int mode)
 		w->term_size = in.len;
 		w->term_ip = ip;
 		w->term_target = in.rel ? in.target : 0;
-		if (k == WK_COND)
+		if (k == WK_COND) {
 			w->leaves = (uint8_t)walk_leaves(wc, ip, in.target);
+			if (!(w->leaves & WL_LEAVES))
+				w->quiet = WQ_COND | (w->ntr == 0 ? WQ_NO_TR : 0);
+		}
 		w->cont = 0;
 		return 0;
 	}

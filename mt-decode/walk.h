@@ -52,6 +52,13 @@ enum walk_dest {
 				 * __longjmp is without its FDE) */
 };
 
+/*
+ * walk.quiet: WQ_COND when the walk ends in a conditional branch whose
+ * taken target stays in its function (leaves without WL_LEAVES), plus
+ * WQ_NO_TR when it has no transitions.
+ */
+enum { WQ_COND = 1, WQ_NO_TR = 2 };
+
 /* A direct call or jump inside a walk. */
 struct walk_tr {
 	uint32_t idx;		/* instruction index from the walk's start */
@@ -72,6 +79,7 @@ struct walk {
 	uint8_t term_size;	/* its size in bytes */
 	uint8_t leaves;		/* for WK_COND: taken target leaves the
 				 * function (as walk_tr.leaves) */
+	uint8_t quiet;		/* WQ_* */
 	uint32_t tag;		/* whose succ these are (walk_link) */
 	uint64_t term_ip;	/* address of instruction len-1 */
 	uint64_t term_target;	/* WK_COND: taken target */
