@@ -56,7 +56,7 @@
 #include "walk.h"
 
 #define CFG_RETSTACK	64	/* return addresses kept (a power of 2) */
-#define CFG_PATHS	4096	/* cfg_run's paths kept (a power of 2) */
+#define CFG_PATHS	1024	/* cfg_run's paths kept (a power of 2) */
 #define CFG_PATH_BITS	24	/* TNT bits one path takes at most */
 #define CFG_MAX_WALKS	(1u << 22)	/* the cache's bound (about 300 MiB) */
 #define CFG_MAX_NINSN	65535	/* struct pt_block's u16 ninsn */
@@ -71,7 +71,7 @@ struct cfg_path {
 	uint32_t from, to;
 	uint32_t bits;
 	uint32_t nbits;
-	uint64_t insns;
+	uint32_t insns;		/* CFG_PATH_BITS walks of CFG_MAX_NINSN */
 	uint64_t last;
 };
 
@@ -782,8 +782,8 @@ cfg_path_find(struct cfg_dec *d, const struct walk *base, uint32_t from,
 	}
 	h = (from * 0x9e3779b1u + (uint32_t)(m >= 4 ? bits >> (m - 4) :
 	    (bits | 0x10u << m))) * 0x85ebca6bu;
-	p = &d->paths[h >> (32 - 12)];
-	_Static_assert(CFG_PATHS == 1u << 12, "the hash's 12 bits");
+	p = &d->paths[h >> (32 - 10)];
+	_Static_assert(CFG_PATHS == 1u << 10, "the hash's 10 bits");
 	if (p->from == from && (int)p->nbits <= m &&
 	    bits >> (m - (int)p->nbits) == p->bits)
 		return p;
