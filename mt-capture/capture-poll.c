@@ -336,32 +336,12 @@ mt_cap_fix_refresh(struct mt_cap *c)
 	}
 }
 
-/* The process a thread belongs to (Tgid in /proc/TID/status). */
-static pid_t
-tgid_of(pid_t tid)
-{
-	char path[64], line[128];
-	FILE *fp;
-	pid_t tgid = tid;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	fp = fopen(path, "re");
-	if (fp == NULL)
-		return tid;
-	while (fgets(line, sizeof(line), fp) != NULL)
-		if (strncmp(line, "Tgid:", 5) == 0) {
-			tgid = (pid_t)strtol(line + 5, NULL, 10);
-			break;
-		}
-	fclose(fp);
-	return tgid;
-}
-
 void
 mt_cap_fix_code(const struct mt_cap *cc, pid_t pid, uint64_t addr,
     uint8_t *buf, size_t len)
 {
 	struct mt_cap *c = (struct mt_cap *)(uintptr_t)cc;
+	pid_t tgid;
 	size_t i;
 
 	if (c->nsites == 0 || memchr(buf, 0xcc, len) == NULL)
@@ -369,8 +349,9 @@ mt_cap_fix_code(const struct mt_cap *cc, pid_t pid, uint64_t addr,
 	/* New mappings arrive as sideband records: recompute then. */
 	if (!c->fix_valid || sb_total(c) != c->fix_sb_len)
 		mt_cap_fix_refresh(c);
-	if (mt_cap_target_index(c, pid) < 0)
-		pid = tgid_of(pid);
+	/* a thread of a target: its process (itself when /proc says none) */
+	if (mt_cap_target_index(c, pid) < 0 && (tgid = mt_proc_tgid(pid)) > 0)
+		pid = tgid;
 	for (i = 0; i < c->nfix; i++) {
 		const struct fixsite *f = &c->fix[i];
 
