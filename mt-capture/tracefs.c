@@ -13,38 +13,42 @@
 #include "err.h"
 #include "tracefs.h"
 
+/*
+ * Into @dir: MT_TRACEFS if set, else the first of tracefs's usual mount
+ * points, whose uprobe_events allows @mode (access(2)); -MT_E_NOTFOUND.
+ */
 static int
-usable(const char *dir)
+find_dir(char *dir, size_t dirsz, int mode)
 {
-	char p[PATH_MAX];
+	static const char *const dirs[] = { "/sys/kernel/tracing",
+	    "/sys/kernel/debug/tracing" };
+	const char *env = getenv("MT_TRACEFS");
+	char p[PATH_MAX + 32];
+	size_t i, n = sizeof(dirs) / sizeof(dirs[0]);
 
-	snprintf(p, sizeof(p), "%s/uprobe_events", dir);
-	return access(p, W_OK) == 0;
+	for (i = 0; i < (env != NULL ? 1 : n); i++) {
+		snprintf(dir, dirsz, "%s", env != NULL ? env : dirs[i]);
+		snprintf(p, sizeof(p), "%s/uprobe_events", dir);
+		if (access(p, mode) == 0)
+			return 0;
+	}
+	return -MT_E_NOTFOUND;
 }
 
 int
 mt_tracefs_dir(char *dir, size_t dirsz, char *why, size_t whysz)
 {
-	static const char *const dirs[] = { "/sys/kernel/tracing",
-	    "/sys/kernel/debug/tracing" };
 	const char *env = getenv("MT_TRACEFS");
-	size_t i;
 
-	if (env != NULL) {
-		snprintf(dir, dirsz, "%s", env);
-		if (usable(dir))
-			return 0;
+	if (find_dir(dir, dirsz, W_OK) == 0)
+		return 0;
+	if (env != NULL)
 		snprintf(why, whysz, "no writable uprobe_events in "
 		    "MT_TRACEFS=%s", env);
-		return -MT_E_NOTFOUND;
-	}
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(dir, dirsz, "%s", dirs[i]);
-		if (usable(dir))
-			return 0;
-	}
-	snprintf(why, whysz, "tracefs is not mounted (mount -t tracefs "
-	    "nodev /sys/kernel/tracing) or uprobe_events is not writable");
+	else
+		snprintf(why, whysz, "tracefs is not mounted (mount -t "
+		    "tracefs nodev /sys/kernel/tracing) or uprobe_events is "
+		    "not writable");
 	return -MT_E_NOTFOUND;
 }
 
@@ -157,25 +161,6 @@ mt_tracefs_reap(const char *dir)
 	return n;
 }
 
-/* The directory whose uprobe_events can be read (as mt_tracefs_dir). */
-static int
-readable_dir(char *dir, size_t dirsz)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing",
-	    "/sys/kernel/debug/tracing" };
-	const char *env = getenv("MT_TRACEFS");
-	char p[PATH_MAX + 32];
-	size_t i, n = sizeof(dirs) / sizeof(dirs[0]);
-
-	for (i = 0; i < (env != NULL ? 1 : n); i++) {
-		snprintf(dir, dirsz, "%s", env != NULL ? env : dirs[i]);
-		snprintf(p, sizeof(p), "%s/uprobe_events", dir);
-		if (access(p, R_OK) == 0)
-			return 0;
-	}
-	return -MT_E_NOTFOUND;
-}
-
 int
 mt_tracefs_uprobe_parse(const char *line, char *name, size_t namesz,
     char *path, size_t pathsz, uint64_t *offset)
@@ -218,7 +203,7 @@ mt_tracefs_uprobes(int (*fn)(void *arg, const char *name,
 	FILE *f;
 	int n = 0;
 
-	if (readable_dir(dir, sizeof(dir)) < 0)
+	if (find_dir(dir, sizeof(dir), R_OK) < 0)
 		return 0;
 	snprintf(p, sizeof(p), "%s/uprobe_events", dir);
 	if ((f = fopen(p, "re")) == NULL)
