@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Go's goroutines (see recon.c, go_switch): a goroutine that parks
+ * Go's goroutines (see flow.c, go_switch): a goroutine that parks
  * (runtime.mcall, or morestack into the scheduler) keeps its frames,
  * open on its own track, until gogo resumes it at the return address of
  * that mcall, on its thread or another of the process; which parked

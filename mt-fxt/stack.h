@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The reconstruction's state and its stack primitives (stack.c), used by
- * the policies of recon.c: per thread, the open frames cut into segments
- * (the window and kernel entries), the open signal handlers, the batch of
- * same-timestamp events, and the log of what the view must see, replayed
- * with times when the batch is applied.  Internal to mt-fxt's recon.
+ * the policies of flow.c and the batches of recon.c: per thread, the
+ * open frames cut into segments (the window and kernel entries), the open
+ * signal handlers, the batch of same-timestamp events, and the log of
+ * what the view must see, replayed with times when the batch is applied.  Internal to mt-fxt's recon.
  */
 #ifndef MT_FXT_STACK_H
 #define MT_FXT_STACK_H
@@ -180,6 +180,16 @@ struct recon {
  */
 void recon_settle(struct recon *r, struct rthread *rt, uint64_t t,
     int mine);
+/*
+ * (mt) Candidate @idx of @rt is a goroutine that parked on another thread
+ * which then slept in the scheduler (findRunnable, stopm: gogo did not
+ * jump out there): it parks there now, at the resume's time, that
+ * thread's frames above its mcall/morestack ending, and that thread goes
+ * on with nothing open, on a track with nothing open (its callers
+ * inferred as it returns).  Returns 0 if it is not there any more
+ * (recon.c: it flushes the other thread's batch).
+ */
+int recon_take_asleep(struct recon *r, struct rthread *rt, int idx);
 /* @name is one of the three names of @set (0 is none). */
 int stack_is_name(uint32_t name, const uint32_t set[3]);
 /* A new log entry of @kind, NULL (and r->err) when memory runs out. */
