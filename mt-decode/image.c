@@ -16,7 +16,6 @@
 
 #include <intel-pt.h>
 
-#include "buf.h"
 #include "elffile.h"
 #include "epochs.h"
 #include "err.h"
@@ -149,10 +148,37 @@ image_keep(struct image_set *is, const char *s)
 }
 
 /*
- * The bytes of [@off, @off + @size) of @file in memory: the file mapped
- * once, read-only, when its first section is added (before any buffer is
- * decoded, so the set does not change under -j's workers); NULL when it
- * cannot be mapped or is shorter (then libipt's cache reads it).
+ * The bytes of a BLOB or ELF chunk at [@off, @off + @size) of the code
+ * file (the snapshot, or the memfd of a piped one): where the snapshot
+ * already holds them (mt_snap_map_fd's mapping, or the copies a pipe was
+ * read into), so they are neither mapped nor copied again.  NULL when
+ * no single chunk holds them.
+ */
+static const uint8_t *
+image_chunk_code(const struct image_set *is, uint64_t off, uint64_t size)
+{
+	const struct mt_snap *s = is->snap;
+	size_t i;
+
+	for (i = 0; i < s->nblobs; i++)
+		if (s->blobs[i].data != NULL && off >= is->blob_off[i] &&
+		    off - is->blob_off[i] <= s->blobs[i].len &&
+		    size <= s->blobs[i].len - (off - is->blob_off[i]))
+			return s->blobs[i].data + (off - is->blob_off[i]);
+	for (i = 0; i < s->nelfs; i++)
+		if (s->elfs[i].data != NULL && off >= is->elf_off[i] &&
+		    off - is->elf_off[i] <= s->elfs[i].len &&
+		    size <= s->elfs[i].len - (off - is->elf_off[i]))
+			return s->elfs[i].data + (off - is->elf_off[i]);
+	return NULL;
+}
+
+/*
+ * The bytes of [@off, @off + @size) of @file in memory: the snapshot's
+ * own bytes for its chunks (image_chunk_code), else the file mapped
+ * once, read-only, when its first section is added (before any buffer
+ * is decoded, so the set does not change under -j's workers); NULL when
+ * it cannot be mapped or is shorter (then libipt's cache reads it).
  */
 static const uint8_t *
 image_code(struct image_set *is, const char *file, uint64_t off,
@@ -164,6 +190,8 @@ image_code(struct image_set *is, const char *file, uint64_t off,
 	void *m;
 	int fd;
 
+	if (is->codepath != NULL && strcmp(file, is->codepath) == 0)
+		return image_chunk_code(is, off, size);
 	for (i = 0; i < is->ncmaps; i++)
 		if (strcmp(is->cmaps[i].file, file) == 0) {
 			c = &is->cmaps[i];
@@ -707,88 +735,48 @@ image_add_blobs(struct image_set *is)
 	return 0;
 }
 
+/* The offset of the @len bytes at @p in the snapshot's mapping. */
+static int
+image_map_off(const struct mt_snap *s, const uint8_t *p, uint64_t len,
+    uint64_t *off)
+{
+	uintptr_t a = (uintptr_t)p, m = (uintptr_t)s->map;
+
+	*off = 0;
+	if (len == 0)
+		return 0;
+	if (p == NULL || a < m || a - m > s->maplen ||
+	    len > s->maplen - (a - m))
+		return -1;
+	*off = a - m;
+	return 0;
+}
+
 /*
- * Find the bytes of every BLOB and ELF chunk inside the snapshot file at
- * @path, so libipt maps them from there and nothing is copied.  Each
- * position is computed from the chunk table and checked against the
- * lengths stored in the file.  Returns 0, or -1 (then the caller copies
- * the bytes into a memfd).
+ * The file offset of every BLOB's and ELF chunk's bytes in the snapshot
+ * file, from where mt_snap_map_fd() left them in its mapping of that
+ * file: libipt reads them from the file and image_code from that
+ * mapping, so nothing is copied or mapped again.  Returns 0, or -1 when
+ * the snapshot was read, not mapped (then the caller copies the bytes
+ * into a memfd).
  */
 static int
-image_locate(struct image_set *is, const char *path)
+image_locate(struct image_set *is)
 {
 	const struct mt_snap *s = is->snap;
-	struct stat sb;
-	const uint8_t *m;
-	size_t i, nb = 0, ne = 0;
-	uint64_t size;
-	int fd, rc = 0;
+	size_t i;
 
-	/* O_NONBLOCK: a FIFO at a recorded path must not hang the open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	if (s->map == NULL || is->o.snap_path == NULL)
 		return -1;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0) {
-		close(fd);
-		return -1;
-	}
-	size = (uint64_t)sb.st_size;
-	m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -1;
-	for (i = 0; rc == 0 && i < s->nchunks; i++) {
-		const struct mt_snap_chunkinfo *c = &s->chunks[i];
-		uint64_t p = c->off + 16, n, len;
-
-		if (c->type != MT_SNAP_BLOB && c->type != MT_SNAP_ELF)
-			continue;
-		if (p > size || c->len > size - p) {
-			rc = -1;
-			break;
-		}
-		if (c->type == MT_SNAP_BLOB) {
-			/* u32 pid, u32 kind, u64 addr, str name, bytes data */
-			if (nb >= s->nblobs || c->len < 28) {
-				rc = -1;
-				break;
-			}
-			n = mt_le32(m + p + 16);
-			if (n > c->len - 28) {
-				rc = -1;
-				break;
-			}
-			p += 20 + n;
-			len = mt_le64(m + p);
-			if (len != s->blobs[nb].len || len > c->len - 28 - n)
-				rc = -1;
-			is->blob_off[nb++] = p + 8;
-		} else {
-			/* buildid, str path, bytes data */
-			if (ne >= s->nelfs || c->len < 13) {
-				rc = -1;
-				break;
-			}
-			n = 1 + (uint64_t)m[p];
-			if (n + 12 > c->len) {
-				rc = -1;
-				break;
-			}
-			n += 4 + mt_le32(m + p + n);
-			if (n + 8 > c->len) {
-				rc = -1;
-				break;
-			}
-			len = mt_le64(m + p + n);
-			if (len != s->elfs[ne].len || len > c->len - n - 8)
-				rc = -1;
-			is->elf_off[ne++] = p + n + 8;
-		}
-	}
-	munmap((void *)(uintptr_t)m, (size_t)size);
-	if (nb != s->nblobs || ne != s->nelfs)
-		rc = -1;
-	return rc;
+	for (i = 0; i < s->nblobs; i++)
+		if (image_map_off(s, s->blobs[i].data, s->blobs[i].len,
+		    &is->blob_off[i]) < 0)
+			return -1;
+	for (i = 0; i < s->nelfs; i++)
+		if (image_map_off(s, s->elfs[i].data, s->elfs[i].len,
+		    &is->elf_off[i]) < 0)
+			return -1;
+	return 0;
 }
 
 int
@@ -815,8 +803,7 @@ image_set_new(struct image_set **out, const struct mt_snap *s,
 	is->elf_off = calloc(s->nelfs + 1, sizeof(uint64_t));
 	is->bundled = calloc(s->nelfs + 1, sizeof(*is->bundled));
 	rc = is->blob_off && is->elf_off && is->bundled ? 0 : -MT_E_NOMEM;
-	if (rc >= 0 && o->snap_path != NULL &&
-	    image_locate(is, o->snap_path) == 0) {
+	if (rc >= 0 && image_locate(is) == 0) {
 		is->codepath = o->snap_path;
 	} else {
 		/*

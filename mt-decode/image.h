@@ -5,9 +5,10 @@
  * One libipt image-section cache holds every section and its block cache;
  * each process gets a pt_image made of cached sections.  Views (below)
  * hold the same sections in caches of their own.  Code bytes carried
- * in the snapshot (BLOB and ELF chunks) are copied into one memfd, so libipt
- * sees them as a file (/proc/self/fd/N) and caches blocks for them as for
- * files on disk.  ELF files of MMAP chunks and MMAP/MMAP2 sideband records
+ * in the snapshot (BLOB and ELF chunks) are read by libipt from the
+ * snapshot file, or, when it came through a pipe, from one memfd they
+ * are copied into (/proc/self/fd/N), so libipt caches blocks for them as
+ * for files on disk; the set reads them where the snapshot holds them.  ELF files of MMAP chunks and MMAP/MMAP2 sideband records
  * are looked up by build-id: bundled ELF chunks first, then
  * DEBUG_DIR/.build-id/xx/rest, then ROOT/path, then path; a file whose
  * build-id differs is refused with a warning.  Each ELF is opened once
@@ -27,7 +28,10 @@ struct image_opts {
 	const char *debug_dir;	/* build-id cache directory, or NULL */
 	const char *root;	/* prefix for recorded paths, or NULL */
 	const char *snap_path;	/* the snapshot's file, or NULL for a pipe:
-				 * code bytes are then mapped from there */
+				 * when the snapshot is mapped from it
+				 * (mt_snap_map_fd), libipt reads the
+				 * bundled code from this file and the
+				 * set from that mapping */
 };
 
 /* One mapping a decoder may see, also written as a `mod` record. */
