@@ -818,6 +818,57 @@ cfg_path_find(struct cfg_dec *d, const struct walk *base, uint32_t from,
 	return p;
 }
 
+/*
+ * cfg_run with a disable in hand (a branch out of the filter's ranges):
+ * it binds at the next branch that needs trace, the end of the walk
+ * from d->ip when that walk ends in one and its IP (the branch's
+ * target, unless suppressed) is nowhere on the walk's way.  What
+ * cfg_next, cfg_move and cfg_proceed would do then, for that walk as
+ * @fn's block: its calls pushed, the decoder at its branch, then at
+ * where decoding resumes after the disable (cfg_resume_ip), the event
+ * pending.  CFG_SLOW for every other event or walk: cfg_next decides.
+ */
+static int
+cfg_run_to_disable(struct cfg_dec *d, cfg_walk_fn fn, void *arg)
+{
+	const struct walk *w;
+	const struct walk_tr *tr = NULL;
+	uint64_t nw, ni, to = d->ev.variant.disabled.ip, seg = d->ip;
+	uint32_t k;
+	int isid, has_to = !d->ev.ip_suppressed;
+
+	if (d->ev.type != ptev_disabled || d->ev.status_update ||
+	    !d->enabled || d->mode == ptem_unknown || (has_to && to == d->ip))
+		return CFG_SLOW;
+	walk_cache_counts(d->wc, &nw, &ni);
+	if (nw >= d->max_walks)
+		return CFG_SLOW;
+	isid = cfg_isid(d, d->ip);
+	if (isid < 0)
+		return CFG_SLOW;
+	w = walk_get(d->wc, d->ip, isid, d->mode);
+	if (w == NULL || w->len == 0 || w->term == WK_NONE ||
+	    w->term == WK_FAR || w->len > CFG_MAX_NINSN)
+		return CFG_SLOW;
+	if (w->ntr > 0)
+		tr = walk_tr_array(d->wc) + w->tr;
+	/* cfg_proceed's stops on the way to the disable's IP */
+	for (k = 0; has_to && k < w->ntr; k++) {
+		if (cfg_inside(to, seg, tr[k].from) || tr[k].to == to)
+			return CFG_SLOW;
+		seg = tr[k].to;
+	}
+	if (has_to && cfg_inside(to, seg, w->term_ip))
+		return CFG_SLOW;
+	for (k = 0; k < w->ntr; k++)
+		if (tr[k].kind == WK_CALL)
+			cfg_push(d, tr[k].from + tr[k].size);
+	fn(arg, w);
+	d->ip = w->term_ip;
+	(void)cfg_resume_ip(d, w);
+	return cfg_tell(d, pts_event_pending);
+}
+
 int
 cfg_run(struct cfg_dec *d, cfg_walk_fn fn, cfg_jump_fn jump, void *arg)
 {
@@ -830,7 +881,9 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, cfg_jump_fn jump, void *arg)
 	uint32_t k, from = 0, next = 0;
 	int isid, rc, taken = 0, n = 0, link = 0;
 
-	if (d->have_ev || !d->enabled || d->mode == ptem_unknown ||
+	if (d->have_ev)
+		return cfg_run_to_disable(d, fn, arg);
+	if (!d->enabled || d->mode == ptem_unknown ||
 	    (d->status & (pts_event_pending | pts_eos)))
 		return CFG_SLOW;
 	for (;;) {
