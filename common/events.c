@@ -1054,6 +1054,18 @@ fmt_str(char *o, const char *s, size_t n)
 	return o;
 }
 
+/* An event line's keyword, time and tid at @o; returns the end. */
+static inline __attribute__((always_inline)) char *
+fmt_head(struct mt_evw *w, char *o, enum mt_ev_kind k, uint64_t time,
+    uint32_t tid)
+{
+	memcpy(o, kinds[k].s, 8);
+	o += kinds[k].n;
+	*o++ = ' ';
+	o = fmt_time(w, o, time);
+	return fmt_tid(w, o, tid);
+}
+
 /*
  * An event record (time, tid, then its fields), formatted straight into
  * the buffer after one check for room for the whole line.
@@ -1089,11 +1101,7 @@ write_event(struct mt_evw *w, const struct mt_ev *ev)
 		}
 	}
 	o = room(w, EV_LINE_MAX + 1 + 3 * sn);
-	memcpy(o, kinds[k].s, 8);
-	o += kinds[k].n;
-	*o++ = ' ';
-	o = fmt_time(w, o, ev->time);
-	o = fmt_tid(w, o, ev->tid);
+	o = fmt_head(w, o, k, ev->time, ev->tid);
 	if (na > 0)
 		o = fmt_addr_kept(w, o, ev->addr[0]);
 	if (na > 1)
@@ -1142,15 +1150,42 @@ mt_evw_event(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
 		return write_struct(w, kind, time, tid, a0, a1);
 	na = kinds[kind].naddr;
 	o = room(w, EV_LINE_MAX);
-	memcpy(o, kinds[kind].s, 8);
-	o += kinds[kind].n;
-	*o++ = ' ';
-	o = fmt_time(w, o, time);
-	o = fmt_tid(w, o, tid);
+	o = fmt_head(w, o, kind, time, tid);
 	if (na > 0)
 		o = fmt_addr_kept(w, o, a0);
 	if (na > 1)
 		o = fmt_addr_kept(w, o, a1);
+	*o++ = '\n';
+	w->len = (size_t)(o - w->buf);
+	return w->err;
+}
+
+int
+mt_evw_event_str(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
+    uint32_t tid, uint64_t a0, const char *str)
+{
+	struct mt_ev ev;
+	size_t sn;
+	char *o;
+
+	if (str == NULL)
+		str = "";
+	sn = strlen(str);
+	if ((kind != MT_EV_DISABLE && kind != MT_EV_TRIGGER &&
+	    kind != MT_EV_TX) || sn > (WBUF_SIZE - EV_LINE_MAX) / 4) {
+		/* another kind, or a very long string: through the struct */
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = kind;
+		ev.time = time;
+		ev.tid = tid;
+		ev.addr[0] = a0;
+		ev.str[0] = str;
+		return mt_evw_write(w, &ev);
+	}
+	o = room(w, EV_LINE_MAX + 1 + 3 * sn);
+	o = fmt_head(w, o, kind, time, tid);
+	o = fmt_addr_kept(w, o, a0);
+	o = fmt_str(o, str, sn);
 	*o++ = '\n';
 	w->len = (size_t)(o - w->buf);
 	return w->err;

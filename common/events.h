@@ -135,6 +135,13 @@ int mt_evw_write(struct mt_evw *w, const struct mt_ev *ev);
  */
 int mt_evw_event(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
     uint32_t tid, uint64_t a0, uint64_t a1);
+/*
+ * The record mt_evw_write() writes for a disable, trigger or tx event of
+ * @kind at @time on @tid at @a0 with string @str (NULL: none), no loc
+ * ids: the same bytes, without a struct mt_ev (the decoder's disables).
+ */
+int mt_evw_event_str(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
+    uint32_t tid, uint64_t a0, const char *str);
 int mt_evw_comment(struct mt_evw *w, const char *text);
 /* @n bytes as they are (a line copied through, with its '\n'). */
 int mt_evw_raw(struct mt_evw *w, const char *s, size_t n);

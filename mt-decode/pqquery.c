@@ -7,6 +7,7 @@
  * pq.c's header.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "pq.h"
 #include "pqm.h"
@@ -210,6 +211,42 @@ pq_indirect_branch(struct pq *q, uint64_t *ip)
 	return (ipst < 0 ? pts_ip_suppressed : 0) | pq_settle(q);
 }
 
+/*
+ * pq_event's common case: a TIP.PGD, or a TIP.PGE no MODE.Exec waits
+ * for, at the cursor (a branch out of the filter's ranges and back):
+ * the event made in @ev as pq_ask and pq_apply_ip would make it in
+ * q->out and copy it.  0 when it did, 1 when the packet is not of that
+ * kind (nothing changed), or pq_ip_packet's error.
+ */
+static int
+pq_gate_fast(struct pq *q, struct pt_event *ev)
+{
+	int ipc, size, rc;
+
+	if ((q->next != PK_PGD && q->next != PK_PGE) ||
+	    q->nwait_at[PQ_AT_TIP] != 0 || q->taken)
+		return 1;
+	size = pq_ip_packet(q, &ipc);
+	if (size < 0)
+		return size;
+	memset(ev, 0, sizeof(*ev));
+	if (q->next == PK_PGD) {
+		ev->type = ptev_disabled;
+		if (pq_ip(q, &ev->variant.disabled.ip) < 0)
+			ev->ip_suppressed = 1;
+		q->enabled = 0;
+	} else {
+		ev->type = ptev_enabled;
+		if (pq_ip(q, &ev->variant.enabled.ip) < 0)
+			return -pte_bad_packet;
+		q->tnt = q->index = 0;
+		q->enabled = 1;
+	}
+	q->pos += size;
+	rc = pq_skip_fast(q);
+	return rc == -pte_eos ? 0 : rc;
+}
+
 int
 pq_event(struct pq *q, struct pt_event *ev)
 {
@@ -217,7 +254,9 @@ pq_event(struct pq *q, struct pt_event *ev)
 
 	if (q->index != 0)
 		return -pte_bad_query;
-	rc = pq_ask(q, Q_EVENT, ev, NULL, NULL);
+	rc = pq_gate_fast(q, ev);
+	if (rc == 1)
+		rc = pq_ask(q, Q_EVENT, ev, NULL, NULL);
 	return rc < 0 ? rc : pq_settle(q);
 }
 

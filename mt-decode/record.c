@@ -82,6 +82,12 @@ void
 dec_emit_str(struct dec_buf *b, enum mt_ev_kind k, uint64_t time,
     uint64_t ip, uint64_t num, const char *str)
 {
+	if (k != MT_EV_ERROR) {
+		/* disables, triggers, tx: no number, no struct */
+		dec_note(b, time);
+		mt_evw_event_str(b->r->w, k, time, b->tid, ip, str);
+		return;
+	}
 	b->ev.kind = k;
 	b->ev.time = time;
 	b->ev.tid = b->tid;
