@@ -650,6 +650,8 @@ mt_evr_skip(struct mt_evr *r)
  * Writer.
  */
 
+#define EVW_KEPT_STR	23	/* bytes of a string the writer keeps */
+
 struct mt_evw {
 	int fd;
 	int err;		/* sticky error */
@@ -666,6 +668,12 @@ struct mt_evw {
 		char txt[16];	/* " 0x" and hi's hex digits */
 		uint8_t len;	/* bytes of txt */
 	} ahi[16];
+	/* mt_evw_event_str's last string: its bytes (s_raw, NUL-ended,
+	 * at most EVW_KEPT_STR of them) and its text, " " and escaped
+	 * (s_len bytes of s_txt); "" when nothing else was kept. */
+	char s_raw[EVW_KEPT_STR + 1];
+	uint8_t s_len;
+	char s_txt[1 + 3 * EVW_KEPT_STR];
 	/* fmt_tid's last tid and its text, " " and decimal (tid_len). */
 	uint8_t tid_len;
 	uint32_t tid;
@@ -968,6 +976,8 @@ put_str(struct mt_evw *w, const char *s)
 	}
 }
 
+static char *fmt_str(char *o, const char *s, size_t n);
+
 int
 mt_evw_new(struct mt_evw **wp, int fd)
 {
@@ -988,6 +998,8 @@ mt_evw_new(struct mt_evw **wp, int fd)
 	w->tid_txt[0] = ' ';
 	w->tid_len = 2;
 	w->tid = 0;
+	w->s_raw[0] = '\0';	/* "" kept: its text */
+	w->s_len = (uint8_t)(fmt_str(w->s_txt, "", 0) - w->s_txt);
 	for (i = 0; i < 16; i++)
 		w->ahi[i].hi = UINT64_MAX;
 	n = snprintf(hdr, sizeof(hdr), "%s %d.%d\n", MT_EV_MAGIC,
@@ -1165,12 +1177,27 @@ mt_evw_event_str(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
     uint32_t tid, uint64_t a0, const char *str)
 {
 	struct mt_ev ev;
-	size_t sn;
+	size_t sn = 0;
 	char *o;
 
 	if (str == NULL)
 		str = "";
-	sn = strlen(str);
+	/* the string kept from the last call (the decoder's few reasons) */
+	while (sn < EVW_KEPT_STR && str[sn] != '\0' && str[sn] == w->s_raw[sn])
+		sn++;
+	if (str[sn] == '\0' && w->s_raw[sn] == '\0' &&
+	    (kind == MT_EV_DISABLE || kind == MT_EV_TRIGGER ||
+	    kind == MT_EV_TX)) {
+		o = room(w, EV_LINE_MAX + 1 + sizeof(w->s_txt));
+		o = fmt_head(w, o, kind, time, tid);
+		o = fmt_addr_kept(w, o, a0);
+		memcpy(o, w->s_txt, sizeof(w->s_txt));
+		o += w->s_len;
+		*o++ = '\n';
+		w->len = (size_t)(o - w->buf);
+		return w->err;
+	}
+	sn += strlen(str + sn);
 	if ((kind != MT_EV_DISABLE && kind != MT_EV_TRIGGER &&
 	    kind != MT_EV_TX) || sn > (WBUF_SIZE - EV_LINE_MAX) / 4) {
 		/* another kind, or a very long string: through the struct */
@@ -1185,6 +1212,10 @@ mt_evw_event_str(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
 	o = room(w, EV_LINE_MAX + 1 + 3 * sn);
 	o = fmt_head(w, o, kind, time, tid);
 	o = fmt_addr_kept(w, o, a0);
+	if (sn <= EVW_KEPT_STR) {
+		memcpy(w->s_raw, str, sn + 1);
+		w->s_len = (uint8_t)(fmt_str(w->s_txt, str, sn) - w->s_txt);
+	}
 	o = fmt_str(o, str, sn);
 	*o++ = '\n';
 	w->len = (size_t)(o - w->buf);

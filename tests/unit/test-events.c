@@ -32,8 +32,9 @@ text_fd(const char *text)
 }
 
 /*
- * Write @evs with the writer and return the text (malloc'd); @plain:
- * through mt_evw_event() (kind, time, tid, addresses only).
+ * Write @evs with the writer and return the text (malloc'd); @plain 1:
+ * through mt_evw_event() (kind, time, tid, addresses only), 2: through
+ * mt_evw_event_str() (kind, time, tid, the first address, the string).
  */
 static char *
 write_text_as(const struct mt_ev *evs, int n, int plain)
@@ -48,7 +49,9 @@ write_text_as(const struct mt_ev *evs, int n, int plain)
 	if (fd < 0 || mt_evw_new(&w, fd) < 0)
 		return NULL;
 	for (i = 0; i < n; i++)
-		if ((plain ? mt_evw_event(w, evs[i].kind, evs[i].time,
+		if ((plain == 2 ? mt_evw_event_str(w, evs[i].kind,
+		    evs[i].time, evs[i].tid, evs[i].addr[0], evs[i].str[0]) :
+		    plain ? mt_evw_event(w, evs[i].kind, evs[i].time,
 		    evs[i].tid, evs[i].addr[0], evs[i].addr[1]) :
 		    mt_evw_write(w, &evs[i])) < 0)
 			return NULL;
@@ -502,6 +505,48 @@ event_writes_what_printf_writes(void)
 	free(evs);
 }
 
+/*
+ * mt_evw_event_str() writes what mt_evw_write() writes for the same
+ * record, for strings the same as the last (kept), empty or none first,
+ * a prefix or an extension of the last, with escapes, at the kept
+ * length's border (23 and 24 bytes) and too long to keep or to format
+ * in one piece; and for kinds it does not format itself.
+ */
+static void
+event_str_writes_what_write_writes(void)
+{
+	static char l23[24], l24[25], huge[40000];
+	const char *strs[] = { NULL, "filter", "filter", "", "filter",
+	    "syscall", "filt", "filterx", "-", "a b%c\x7f\x01", "a b%c\x7f\x01",
+	    l23, l23, l24, l24, l23, huge, huge, "other", NULL, "other" };
+	enum mt_ev_kind kinds[] = { MT_EV_DISABLE, MT_EV_TRIGGER, MT_EV_TX,
+	    MT_EV_ERROR, MT_EV_CALL };
+	enum { NS = sizeof(strs) / sizeof(strs[0]), NK = 5, N = NS * NK };
+	struct mt_ev evs[N];
+	char *want, *got;
+	int i;
+
+	memset(l23, 'x', 23);
+	memset(l24, 'x', 24);
+	memset(huge, 'y', sizeof(huge) - 1);
+	memset(evs, 0, sizeof(evs));
+	for (i = 0; i < N; i++) {
+		evs[i].kind = i < NS * (NK - 2) ? kinds[i / NS] :
+		    kinds[i % NK];
+		evs[i].time = 9990 + (uint64_t)i * 3;
+		evs[i].tid = i % 5 == 4 ? 7 : 4242;
+		evs[i].addr[0] = 0xfff0 + (uint64_t)i * 0x111;
+		evs[i].str[0] = strs[i % NS];
+	}
+	want = write_text_as(evs, N, 0);
+	got = write_text_as(evs, N, 2);
+	CHECK(want != NULL && got != NULL);
+	if (want != NULL && got != NULL)
+		CHECK(same_text(got, want));
+	free(want);
+	free(got);
+}
+
 int
 main(void)
 {
@@ -512,5 +557,6 @@ main(void)
 	TEST(long_lines_and_last_line_without_newline);
 	TEST(numbers_at_every_digit_border);
 	TEST(event_writes_what_printf_writes);
+	TEST(event_str_writes_what_write_writes);
 	return tap_done();
 }
