@@ -138,7 +138,7 @@ cache-fallbacks: 1" ]
 # instruction (the cached decoder took such code as 64-bit before).
 @test "mt-decode cache: every synthetic scenario decodes to libipt's stream; errors go back to libipt" {
 	for s in calls ipcomp psb ovf nomap corrupt midpacket syscall kernel irq \
-		filter tailcall tsx packets timing nomode; do
+		filter filtercall tailcall tsx packets timing nomode; do
 		"$T/ptgen" "$s" "$T/$s.pt"
 		f=()
 		[ "$s" = filter ] && f=(--filter 0x400000-0x400fff)

@@ -67,6 +67,11 @@
  *              without a time conversion: relative time)
  *   nomode     the "calls" stream without MODE.Exec: libipt decodes no
  *              instruction in an unknown mode (an error)
+ *   filtercall tracing stops (TIP.PGD, IP suppressed) right after the
+ *              PSB+ at main: the disable binds at f's je, after the call
+ *              f; TIP.PGE at f's ret, which the next TNT bit answers
+ *              (compressed: it returns to what call f pushed), call *%rbx
+ *              (TIP g), g's return (TIP), a round
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -390,6 +395,14 @@ scenario(const char *s)
 		ip(ppt_fup, pt_ipc_sext_48, CODE);
 		pkt(ppt_psbend);
 		round_std();
+		round_std();
+	} else if (strcmp(s, "filtercall") == 0) {
+		psb_plus(CODE);
+		ip(ppt_tip_pgd, pt_ipc_suppressed, 0);
+		ip(ppt_tip_pge, pt_ipc_sext_48, CODE + 0x25);
+		tnt("1");
+		ip(ppt_tip, pt_ipc_sext_48, CODE + 0x30);
+		ip(ppt_tip, pt_ipc_sext_48, CODE + 0x07);
 		round_std();
 	} else if (strcmp(s, "filter") == 0) {
 		psb_plus(CODE);
