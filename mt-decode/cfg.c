@@ -96,8 +96,9 @@ struct cfg_dec {
 	} sec;				/* the section looked up last */
 	uint64_t max_walks;		/* bound on the walk cache */
 	int full;			/* 1: it reached the bound */
-	/* cfg_run's links from a walk's conditional branch to the walk
-	 * after it (walk.succ), this decoder's: its process and image do
+	/* cfg_run's links from a walk's branch to the walk after it
+	 * (walk.succ: per direction of a conditional branch, the last
+	 * target of any other), this decoder's: its process and image do
 	 * not change */
 	uint32_t tag;
 	/* runs of those links taken by TNT bits (struct cfg_path), a
@@ -960,6 +961,16 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, cfg_jump_fn jump, void *arg)
 			rc = cfg_branch(d, w);
 			if (rc < 0)
 				return rc == -pte_eos ? rc : CFG_ABORT;
+			/* a return or indirect branch: the walk it led to
+			 * last (succ[0]), if it went there again */
+			if (w->tag == d->tag && w->succ[0] != 0 &&
+			    base[w->succ[0] - 1].ip == d->ip) {
+				next = w->succ[0];
+			} else {
+				from = (uint32_t)(w - base);
+				taken = 1;
+				link = 1;
+			}
 		}
 		if (d->status & (pts_event_pending | pts_eos))
 			return cfg_settle(d);

@@ -85,9 +85,11 @@ struct walk {
 	uint64_t term_target;	/* WK_COND: taken target */
 	uint64_t cont;		/* WK_NONE: where the next instruction is
 				 * (0: the walk cannot go on) */
-	uint32_t succ[2];	/* WK_COND, for the decoder of tag: walk
-				 * index + 1 after the branch taken [0] and
-				 * not taken [1] (0: not known) */
+	uint32_t succ[2];	/* for the decoder of tag: walk index + 1
+				 * after the branch taken [0] and not
+				 * taken [1] (WK_COND), or where it went
+				 * last [0] (any other; the caller checks
+				 * its IP) (0: not known) */
 };
 /* One walk per cache line: the decode loop reads it, and the walk its
  * branch leads to, with one access each. */
