@@ -10,9 +10,9 @@
 /* Deepest frame index shown (Perfetto keeps 512 levels per track). */
 #define FXT_DEPTH_CAP	500
 /*
- * Default gzip level: 2, which sink.c tunes (SINK_FAST_LEVEL): on mt's
- * FXT 2-5% larger than zlib's level 4 in 80-90% of its CPU time
- * (bench/RESULTS.md, "Session 8").
+ * Default gzip level: 2, mt's fastest (SINK_FAST_LEVEL, ISA-L): on mt's
+ * FXT about 20% larger than zlib's level 4 in a sixth of its CPU time
+ * (bench/RESULTS.md, "Session 9 ... mt-fxt").
  */
 #define FXT_GZIP_LEVEL	2
 

@@ -2,12 +2,17 @@
 /*
  * Output sink (see sink.h).  Plain output gathers in a 64 KiB buffer
  * that is written out when full.  Compressed output is always one gzip
- * member, made one of two ways:
+ * member, made one of three ways:
  *
- * - An output of at most SINK_WHOLE bytes (256 KiB) is held whole and
- *   compressed at the end by libdeflate in one call: about twice zlib's
- *   speed at the same level, and no zlib state to set up, which the
- *   small rows' start-up pays (bench/RESULTS.md, "Session 8").
+ * - At SINK_FAST_LEVEL (2, the default), every full buffer goes into one
+ *   ISA-L igzip stream at its level 1: on mt's FXT four to five times
+ *   zlib's level 1 speed and twice libdeflate's, 15-20% larger than
+ *   zlib's level 2 output, in constant memory (bench/RESULTS.md,
+ *   "Session 9 ... mt-fxt").
+ * - At the other levels, an output of at most SINK_WHOLE bytes (256 KiB)
+ *   is held whole and compressed at the end by libdeflate in one call:
+ *   about twice zlib's speed at the same level, and no zlib state to set
+ *   up (bench/RESULTS.md, "Session 8").
  * - Past SINK_WHOLE the held bytes go into a zlib stream, and so does
  *   every full buffer after them: constant memory whatever the size.
  *
@@ -28,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <zlib.h>
 
@@ -37,12 +43,21 @@
 
 #define SINK_BUF (64 * 1024)		/* plain output; zlib's output */
 #define SINK_WHOLE (256 * 1024)		/* compressed in one call up to */
+/*
+ * ISA-L's level-1 buffer (its hash table and the tokens of a block):
+ * the medium size compresses mruby's FXT as fast as the default (large,
+ * 276 KiB) and 0.3% larger; the small one is 10% slower.
+ */
+#define SINK_ISAL_LVL1 ISAL_DEF_LVL1_MEDIUM
 
 struct sink {
 	struct mt_outfile of;	/* the file, its temporary name */
 	int level;		/* gzip level, 0: plain */
 	int zon;		/* the zlib stream is started */
 	z_stream z;		/* its state */
+	struct isal_zstream *iz;	/* SINK_FAST_LEVEL's stream, once
+					 * started (owned) */
+	uint8_t *ilevel;	/* its level buffer, SINK_ISAL_LVL1 bytes */
 	uint8_t *buf;		/* pending uncompressed bytes */
 	size_t len, cap;	/* in buf; its size */
 	uint8_t *zbuf;		/* compressed output */
@@ -114,16 +129,43 @@ zlib_start(struct sink *s)
 	    Z_DEFAULT_STRATEGY) != Z_OK)
 		return fail(s, -MT_E_NOMEM, "zlib: cannot start deflate");
 	s->zon = 1;
-	/*
-	 * mt's level 2 (the default): zlib's greedy matcher with a search
-	 * twice as long and matches up to 64 bytes taken whole (zlib's
-	 * level 2: chain 8, nice 16, insert 5).  On mruby's FXT 2.3%
-	 * larger than level 4 in 80% of its CPU time (bench/RESULTS.md,
-	 * "Session 8").
-	 */
-	if (s->level == SINK_FAST_LEVEL &&
-	    deflateTune(&s->z, 4, 8, 64, 16) != Z_OK)
-		return fail(s, -MT_E_IO, "zlib: cannot tune deflate");
+	return 0;
+}
+
+/*
+ * SINK_FAST_LEVEL: the pending bytes into the ISA-L stream (started on
+ * the first call), the last ones with @fin.
+ */
+static int
+isal_out(struct sink *s, int fin)
+{
+	struct isal_zstream *z = s->iz;
+	int rc;
+
+	if (z == NULL) {
+		if ((z = s->iz = malloc(sizeof(*z))) == NULL ||
+		    (s->ilevel = malloc(SINK_ISAL_LVL1)) == NULL ||
+		    (s->zbuf = malloc(SINK_BUF)) == NULL)
+			return fail(s, -MT_E_NOMEM, "out of memory");
+		isal_deflate_init(z);
+		z->gzip_flag = IGZIP_GZIP;	/* RFC 1952: OS 255, XFL 0 */
+		z->level = 1;
+		z->level_buf = s->ilevel;
+		z->level_buf_size = SINK_ISAL_LVL1;
+	}
+	z->next_in = s->buf;
+	z->avail_in = (uint32_t)s->len;
+	z->end_of_stream = fin;
+	do {
+		z->next_out = s->zbuf;
+		z->avail_out = SINK_BUF;
+		if ((rc = isal_deflate(z)) != COMP_OK)
+			return fail(s, -MT_E_IO, "isa-l: deflate failed (%d)",
+			    rc);
+		if (write_all(s, s->zbuf, SINK_BUF - z->avail_out) < 0)
+			return s->err;
+	} while (z->avail_out == 0 || (fin &&
+	    z->internal_state.state != ZSTATE_END));
 	return 0;
 }
 
@@ -155,9 +197,9 @@ whole(struct sink *s)
 }
 
 /*
- * Write the pending bytes out: plain, into the zlib stream (started when
- * the output outgrows the buffer), or at the end of an output that never
- * did, as one libdeflate member.
+ * Write the pending bytes out: plain, into the ISA-L stream, into the zlib
+ * stream (started when the output outgrows the buffer), or at the end of
+ * an output that never did, as one libdeflate member.
  */
 static int
 drain(struct sink *s, int flush)
@@ -168,6 +210,8 @@ drain(struct sink *s, int flush)
 		return s->err;
 	if (s->level == 0)
 		rc = write_all(s, s->buf, s->len);
+	else if (s->level == SINK_FAST_LEVEL)
+		rc = isal_out(s, flush == Z_FINISH);
 	else if (!s->zon && flush == Z_FINISH)
 		rc = whole(s);
 	else if (!s->zon && zlib_start(s) < 0)
@@ -189,17 +233,17 @@ int
 sink_open(struct sink **sp, const char *path, int level, char *msg, size_t n)
 {
 	struct sink *s = calloc(1, sizeof(*s));
-	int rc;
+	int hold = level > 0 && level != SINK_FAST_LEVEL, rc;
 
 	*sp = NULL;
-	if (s == NULL || (s->buf = malloc(level > 0 ? SINK_WHOLE :
+	if (s == NULL || (s->buf = malloc(hold ? SINK_WHOLE :
 	    SINK_BUF)) == NULL) {
 		snprintf(msg, n, "out of memory");
 		free(s);
 		return -MT_E_NOMEM;
 	}
 	s->level = level;
-	s->cap = level > 0 ? SINK_WHOLE : SINK_BUF;
+	s->cap = hold ? SINK_WHOLE : SINK_BUF;
 	rc = mt_outfile_open(&s->of, path, 0666, 0);
 	if (rc == -MT_E_NOMEM) {
 		snprintf(msg, n, "out of memory");
@@ -333,6 +377,8 @@ sink_close(struct sink *s, int commit, char *msg, size_t n)
 		snprintf(msg, n, "%s", s->msg);
 	free(s->buf);
 	free(s->zbuf);
+	free(s->iz);
+	free(s->ilevel);
 	free(s);
 	return rc;
 }

@@ -2,8 +2,8 @@
 /*
  * Where an output goes: a file written under a temporary name in the same
  * directory and renamed over the final name only when complete, or
- * standard output; optionally gzip-compressed through zlib, as one gzip
- * member (docs/formats/fxt.md).
+ * standard output; optionally gzip-compressed, as one gzip member
+ * (docs/formats/fxt.md).
  */
 #ifndef MT_FXT_SINK_H
 #define MT_FXT_SINK_H
@@ -13,14 +13,14 @@
 
 struct sink;
 
-/* The level whose zlib parameters mt tunes (see sink.c). */
+/* The level compressed by ISA-L, the fastest (see sink.c). */
 #define SINK_FAST_LEVEL	2
 
 /*
  * Open @path ("-" is standard output) for writing, compressed with gzip
- * at zlib's @level (1..9; SINK_FAST_LEVEL tuned) or plain when @level is
- * 0.  Returns 0 or -MT_E_IO / -MT_E_NOMEM with the reason in @msg (@n
- * bytes).
+ * @level (1..9, zlib's and libdeflate's levels; SINK_FAST_LEVEL ISA-L's)
+ * or plain when @level is 0.  Returns 0 or -MT_E_IO / -MT_E_NOMEM with
+ * the reason in @msg (@n bytes).
  */
 int sink_open(struct sink **s, const char *path, int level, char *msg,
     size_t n);
