@@ -37,6 +37,49 @@ static const uint32_t map2_imm8[8] = {
 	0x00000000, 0x04001010, 0x00000074, 0x00000000,
 };
 
+/*
+ * ild_decode's fast path: per one-byte opcode after no prefix (or only a
+ * REX in 64-bit mode), its ModRM (M) and immediate (B: 8 bits, Z: the
+ * operand size's 16 or 32), or N for neither; S where the general path
+ * decides: prefixes, REX, VEX and EVEX, the 0F map, branches and
+ * far transfers, and opcodes whose length or class depends on more than
+ * the opcode (A0-A3 and B8-BF on the address size and REX.W, F6 F7 FF on
+ * ModRM's reg, C8).
+ */
+enum { F_S = 0, F_N = 1, F_M = 2, F_B = 4, F_Z = 8 };
+#define S	F_S
+#define N	F_N
+#define M	F_M
+#define B	F_B
+#define Z	F_Z
+#define MB	(F_M | F_B)
+#define MZ	(F_M | F_Z)
+static const uint8_t map1_fast[256] = {
+	/* 00 */ M, M, M, M, B, Z, N, N, M, M, M, M, B, Z, N, S,
+	/* 10 */ M, M, M, M, B, Z, N, N, M, M, M, M, B, Z, N, N,
+	/* 20 */ M, M, M, M, B, Z, S, N, M, M, M, M, B, Z, S, N,
+	/* 30 */ M, M, M, M, B, Z, S, N, M, M, M, M, B, Z, S, N,
+	/* 40 */ S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,
+	/* 50 */ N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	/* 60 */ N, N, S, M, S, S, S, S, Z, MZ, B, MB, N, N, N, N,
+	/* 70 */ S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S,
+	/* 80 */ MB, MZ, MB, MB, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 90 */ N, N, N, N, N, N, N, N, N, N, S, N, N, N, N, N,
+	/* a0 */ S, S, S, S, N, N, N, N, B, Z, N, N, N, N, N, N,
+	/* b0 */ B, B, B, B, B, B, B, B, S, S, S, S, S, S, S, S,
+	/* c0 */ MB, MB, S, S, S, S, MB, MZ, S, N, S, S, S, S, S, S,
+	/* d0 */ M, M, M, M, B, B, N, N, M, M, M, M, M, M, M, M,
+	/* e0 */ S, S, S, S, B, B, B, B, S, S, S, S, N, N, N, N,
+	/* f0 */ S, S, S, S, N, N, S, S, N, N, N, N, N, N, M, S,
+};
+#undef S
+#undef N
+#undef M
+#undef B
+#undef Z
+#undef MB
+#undef MZ
+
 struct ild_state {
 	const uint8_t *p;
 	size_t n, i;
@@ -217,10 +260,30 @@ ild_decode(const uint8_t *p, size_t n, uint64_t ip, int bits,
     struct ild_insn *o)
 {
 	struct ild_state s = { .p = p, .n = n, .bits = bits };
-	unsigned op;
+	unsigned op, f;
 	int m, rc = 0;
 
 	memset(o, 0, sizeof(*o));
+	if (bits != 16 && n > 0) {
+		/* the common case: no prefix but a REX, map1_fast's opcodes */
+		op = p[0];
+		if (bits == 64 && (op & 0xf0) == 0x40 && n > 1) {
+			op = p[1];
+			s.i = 1;
+		}
+		f = map1_fast[op];
+		if (f != F_S) {
+			s.i++;
+			s.adsz = bits;
+			if ((f & F_M) && ild_modrm(&s) < 0)
+				return -1;
+			if (ild_imm(&s, (f & F_B) ? 1 : (f & F_Z) ? 4 : 0) < 0)
+				return -1;
+			o->len = (uint8_t)s.i;
+			return 0;
+		}
+		s.i = 0;
+	}
 	s.opsz16 = bits == 16;
 	s.adsz = bits;
 	for (;;) {		/* legacy prefixes and REX */

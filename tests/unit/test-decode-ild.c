@@ -78,6 +78,22 @@ static const struct icase cases[] = {
 	{ "0fa2", 64, 2, ILD_OTHER, 0 },
 	{ "c40424", 32, 3, ILD_OTHER, 0 },	/* les in 32-bit mode */
 	{ "4540c3", 64, 3, ILD_RET, 0 },	/* two REX prefixes */
+	/* ild_decode's fast path (REX or nothing before a one-byte
+	 * opcode), and what it leaves to the general one */
+	{ "4881c478563412", 64, 7, ILD_OTHER, 0 },	/* REX.W imm32 */
+	{ "4883ec08", 64, 4, ILD_OTHER, 0 },
+	{ "41c6450001", 64, 5, ILD_OTHER, 0 },	/* disp8, imm8 */
+	{ "6a01", 64, 2, ILD_OTHER, 0 },
+	{ "6878563412", 64, 5, ILD_OTHER, 0 },
+	{ "c744240878563412", 32, 8, ILD_OTHER, 0 },	/* SIB, disp8 */
+	{ "4155", 64, 2, ILD_OTHER, 0 },
+	{ "41", 64, 0, ILD_OTHER, 0 },	/* a REX alone: incomplete */
+	{ "4881c4785634", 64, 0, ILD_OTHER, 0 },	/* imm32 cut */
+	{ "40", 32, 1, ILD_OTHER, 0 },	/* inc eax, not a REX */
+	{ "49bb8877665544332211", 64, 10, ILD_OTHER, 0 },	/* imm64 */
+	{ "41ffd3", 64, 3, ILD_CALL, 0 },
+	{ "4c8b1c2566666666", 64, 8, ILD_OTHER, 0 },
+	{ "81c134120000", 16, 4, ILD_OTHER, 0 },	/* 16-bit: imm16 */
 };
 
 static size_t
