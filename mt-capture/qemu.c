@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <x86intrin.h>
 
 #include "backend.h"
@@ -45,6 +46,7 @@
 #define PLUGIN_REL	"../lib/mt/mt-qemu.so"	/* from the binary's dir */
 #define TSC0		(1ull << 32)	/* first tick of the first thread */
 #define STOP_WAIT_MS	2000		/* longest wait for threads to stop */
+#define KEEPER_TRIES	1000		/* rmdir attempts, 10 ms apart */
 #define MAX_ELF		(512ull << 20)	/* as capture.c bundles */
 
 struct qring {
@@ -54,6 +56,8 @@ struct qring {
 
 struct qemu {
 	char dir[PATH_MAX];		/* private directory, or "" */
+	int keeper_w;			/* pipe to the directory's keeper,
+					 * or -1 */
 	char qemu[PATH_MAX];		/* qemu-x86_64 */
 	char plugarg[PATH_MAX + 64];	/* "PLUGIN,dir=DIR" */
 	struct mtq_ctl *ctl;		/* mapped DIR/ctl */
@@ -153,6 +157,103 @@ remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/*
+ * The keeper: the directory must go even when mt-capture is killed
+ * (SIGKILL runs no cleanup), and the plugin makes files in it for as long
+ * as the guest starts threads, so it cannot be unlinked early.  A
+ * grandchild of mt-capture, in a session of its own (a signal to
+ * mt-capture's process group or terminal does not reach it), waits on a
+ * pipe that only mt-capture writes.  At a clean close mt-capture removes
+ * the directory itself, then writes one byte and the keeper leaves;
+ * end of file without it means mt-capture died.  QEMU dies with it
+ * (PR_SET_PDEATHSIG), but until then its plugin may still make a ring.N,
+ * so the keeper empties the directory until rmdir succeeds; once it is
+ * gone, the plugin's open(O_CREAT) of a path in it fails.
+ * The keeper holds no other file of mt-capture's open.
+ */
+static void
+keeper(const char *dir, int rfd)
+{
+	char c;
+	ssize_t n;
+	int i, fd;
+
+	(void)setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
+	if (dup2(rfd, 3) < 0)
+		return;
+	(void)close_range(4, ~0u, 0);
+	if ((fd = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 3)
+			close(fd);
+	}
+	(void)!chdir("/");
+	while ((n = read(3, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 0)
+		return;		/* closed cleanly: the directory is gone */
+	for (i = 0; i < KEEPER_TRIES; i++) {
+		remove_dir(dir);
+		if (access(dir, F_OK) < 0 && errno == ENOENT)
+			return;
+		usleep(10000);
+	}
+}
+
+/*
+ * Start the keeper of q->dir.  Returns 0, or -1 with errno set (no
+ * keeper: the directory is removed at close only).
+ */
+static int
+keeper_start(struct qemu *q)
+{
+	int p[2], st = 0;
+	pid_t pid, r;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	if ((pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* Not our child: mt-capture waits for no keeper. */
+		pid = fork();
+		if (pid == 0)
+			keeper(q->dir, p[0]);
+		_exit(pid < 0);
+	}
+	close(p[0]);
+	while ((r = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	if (r != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		close(p[1]);
+		errno = EAGAIN;
+		return -1;
+	}
+	q->keeper_w = p[1];
+	return 0;
+}
+
+/* The directory is gone: let the keeper go. */
+static void
+keeper_done(struct qemu *q)
+{
+	if (q->keeper_w < 0)
+		return;
+	(void)!write(q->keeper_w, "x", 1);
+	close(q->keeper_w);
+	q->keeper_w = -1;
+}
+
 static uint64_t
 mono_ns(void)
 {
@@ -185,6 +286,7 @@ qemu_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
 	}
 	if ((q = calloc(1, sizeof(*q))) == NULL)
 		return -MT_E_NOMEM;
+	q->keeper_w = -1;
 	mt_cap_set_priv(c, q);
 	if (find_qemu(q->qemu, sizeof(q->qemu)) < 0) {
 		snprintf(msg, msgsz, "%s not found%s%s: install the Debian "
@@ -210,6 +312,11 @@ qemu_probe(struct mt_cap *c, struct mt_snap_ptcfg *ptcfg, char *msg,
 		snprintf(msg, msgsz, "cannot create '%s': %s", q->dir,
 		    strerror(errno));
 		q->dir[0] = '\0';
+		return -MT_E_IO;
+	}
+	if (keeper_start(q) < 0) {
+		snprintf(msg, msgsz, "cannot start the keeper of '%s': %s",
+		    q->dir, strerror(errno));
 		return -MT_E_IO;
 	}
 	q->ctl = mtq_map(q->dir, "ctl", sizeof(*q->ctl), 1);
@@ -822,6 +929,7 @@ qemu_close(struct mt_cap *c)
 	if (q->ctl != NULL)
 		munmap(q->ctl, sizeof(*q->ctl));
 	remove_dir(q->dir);
+	keeper_done(q);
 	free(q);
 	mt_cap_set_priv(c, NULL);
 }

@@ -267,6 +267,45 @@ same_as_emulate() {
 	! pgrep -f "qemu-x86_64 .*$E/loop"
 }
 
+# within N CMD...: wait up to N tenths of a second for CMD to succeed
+within() {
+	local n=$1 i
+	shift
+	for i in $(seq "$n"); do
+		"$@" > /dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "qemu: mt-capture killed leaves no directory in TMPDIR, and no process" {
+	local t="$BATS_TEST_TMPDIR/tmp" st=0
+	mkdir "$t"
+	TMPDIR="$t" mt-capture run -q -b qemu -o "$E/killed.snap" -- \
+	    "$E/loop" > /dev/null 2>&1 3>&- &
+	TPID=$!
+	# recording: the guest's thread has its ring
+	within 600 sh -c "ls '$t'/mt-qemu.*/ring.0"
+	kill -KILL "$TPID"
+	wait "$TPID" || st=$?
+	[ "$st" -eq 137 ]
+	# QEMU dies with mt-capture, then the directory goes (the keeper)
+	within 300 sh -c "! ls -d '$t'/mt-qemu.*"
+	run ls -A "$t"
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	within 300 sh -c "! pgrep -f '$E/[k]illed.snap'"
+	run pgrep -f "qemu-x86_64 .*$E/loop"
+	[ "$status" -eq 1 ]
+	# a run to its end: the directory goes at once, the keeper too
+	run env TMPDIR="$t" mt-capture run -q -b qemu -o "$E/ended.snap" \
+	    -- "$E/demo"
+	[ "$status" -eq 0 ]
+	run ls -A "$t"
+	[ "$output" = "" ]
+	within 300 sh -c "! pgrep -f '$E/[e]nded.snap'"
+}
+
 @test "qemu: clear errors: no qemu, not an x86-64 ELF, setuid, no plugin support, attach" {
 	run env MT_QEMU=/nonexistent/qemu-x86_64 mt-capture run -b qemu \
 	    -o "$E/x.snap" -- "$E/demo"
