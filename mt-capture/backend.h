@@ -92,6 +92,8 @@ struct mt_cap_terms {
 #define MT_CAP_MAX_PIDS		64
 #define MT_CAP_MAX_TRIGGERS	16
 #define MT_CAP_MAX_FILTERS	4	/* = MT_SNAP_MAX_FILTERS */
+#define MT_CAP_MAX_BUNDLE	(512ull << 20)	/* bigger ELF files are not
+						 * bundled (every backend) */
 
 /* Options: filled by main.c's parser, then read-only (const pointer). */
 struct mt_cap_opts {

@@ -79,7 +79,7 @@ mt_cap_describe(struct mt_cap *c, size_t i)
 		swap_elfs(s, c->desc[i]);	/* known build-ids: not read */
 	if ((c->ops->describe != NULL ? c->ops->describe(c, c->targets[i], s) :
 	    mt_proc_describe(s, c->targets[i], c->o->all_threads,
-	    c->o->bundle, MAX_BUNDLE, &skipped)) < 0 || s->nmmaps == 0) {
+	    c->o->bundle, MT_CAP_MAX_BUNDLE, &skipped)) < 0 || s->nmmaps == 0) {
 		/* Gone, or a zombie without maps: keep the older one. */
 		if (c->desc[i] != NULL)
 			swap_elfs(s, c->desc[i]);
@@ -214,7 +214,7 @@ bundle_mmap2(void *arg, const struct mt_sb_rec *rec)
 	fd = open(m->filename, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > MAX_BUNDLE ||
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > MT_CAP_MAX_BUNDLE ||
 	    (data = malloc((size_t)st.st_size + 1)) == NULL) {
 		close(fd);
 		return;

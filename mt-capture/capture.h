@@ -35,7 +35,6 @@ struct pollfd;
 #define SB_DATA_PAGES	32		/* 128 KiB sideband ring per CPU,
 					 * drained every 100 ms or so */
 #define PT_DATA_PAGES	2		/* the PT events' own records */
-#define MAX_BUNDLE	(512ull << 20)	/* bigger ELF files are not bundled */
 #define MAX_HITS	4096		/* hits kept between snapshots */
 
 struct fixsite {

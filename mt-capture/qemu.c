@@ -47,7 +47,6 @@
 #define TSC0		(1ull << 32)	/* first tick of the first thread */
 #define STOP_WAIT_MS	2000		/* longest wait for threads to stop */
 #define KEEPER_TRIES	1000		/* rmdir attempts, 10 ms apart */
-#define MAX_ELF		(512ull << 20)	/* as capture.c bundles */
 
 struct qring {
 	struct mtq_ring *hdr;	/* mapped header; the ring follows */
@@ -768,7 +767,7 @@ qemu_describe(struct mt_cap *c, pid_t pid, struct mt_snap *s)
 		rc = mt_qemu_maps_text(log, n, &maps, &n);
 		if (rc == 0)
 			rc = mt_proc_describe_maps(s, pid, maps, n, o->bundle,
-			    MAX_ELF, &skipped);
+			    MT_CAP_MAX_BUNDLE, &skipped);
 		free(maps);
 		free(log);
 	}
