@@ -15,8 +15,6 @@ IPT_LIBS ?= -lipt
 CAPSTONE_CFLAGS ?= $(shell pkg-config --cflags capstone 2>/dev/null)
 CAPSTONE_LIBS   ?= $(shell pkg-config --libs capstone 2>/dev/null || echo -lcapstone)
 IBERTY_LIBS ?= -liberty
-# ISA-L (mt-fxt's default gzip level): Debian ships no archive of it
-ISAL_LIBS ?= -lisal
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -28,9 +26,10 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 MT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -iquote common $(CAPSTONE_CFLAGS) \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -pthread -MMD -MP
 MT_LDLIBS_SHARED = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lelf -ldw -lz -lxxhash -ldeflate) \
-            $(IPT_LIBS) $(CAPSTONE_LIBS) $(IBERTY_LIBS) $(ISAL_LIBS) -pthread -lm
+            $(IPT_LIBS) $(CAPSTONE_LIBS) $(IBERTY_LIBS) -pthread -lm
 # The programs link the archives of these libraries (all but libc, and
-# libipt and ISA-L, of which Debian ships no archive): each shared object costs a
+# libipt, of which Debian ships no archive; mt-fxt loads ISA-L when an
+# output needs it, mt-fxt/sink.c): each shared object costs a
 # program's start-up its mapping, relocation and page faults
 # (bench/RESULTS.md, "Session 6").  STATIC_LIBS=0 links them as shared
 # objects.  The unit tests link the shared objects (test-elffile reads
@@ -39,7 +38,7 @@ STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS),1)
 MT_LDLIBS = -Wl,-Bstatic $(filter-out -pthread -lpthread,$(shell pkg-config --static --libs $(PKGS) 2>/dev/null || \
               echo -ldw -lelf -lz -llzma -lbz2 -lxxhash -ldeflate)) $(CAPSTONE_LIBS) -Wl,-Bdynamic \
-            $(IPT_LIBS) $(IBERTY_LIBS) $(ISAL_LIBS) -pthread -lm
+            $(IPT_LIBS) $(IBERTY_LIBS) -pthread -lm
 else
 MT_LDLIBS = $(MT_LDLIBS_SHARED)
 endif

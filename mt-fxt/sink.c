@@ -8,7 +8,13 @@
  *   ISA-L igzip stream at its level 1: on mt's FXT four to five times
  *   zlib's level 1 speed and twice libdeflate's, 15-20% larger than
  *   zlib's level 2 output, in constant memory (bench/RESULTS.md,
- *   "Session 9 ... mt-fxt").
+ *   "Session 9 ... mt-fxt").  An output of at most SINK_SMALL bytes is
+ *   held and compressed by libdeflate instead: ISA-L picks its code for
+ *   the CPU on the first call of each function, with two CPUID
+ *   instructions each, which on a VM leave to the hypervisor (7-15 us
+ *   each here), more than libdeflate takes for such an output.  For the
+ *   same reason ISA-L is loaded (dlopen) only when an output needs it:
+ *   linked, its mapping and relocation cost every run about 0.05 ms.
  * - At the other levels, an output of at most SINK_WHOLE bytes (256 KiB)
  *   is held whole and compressed at the end by libdeflate in one call:
  *   about twice zlib's speed at the same level, and no zlib state to set
@@ -26,6 +32,7 @@
  * The file itself (temporary name, rename, devices and standard output
  * written in place) is common/outfile.h's.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +50,7 @@
 
 #define SINK_BUF (64 * 1024)		/* plain output; zlib's output */
 #define SINK_WHOLE (256 * 1024)		/* compressed in one call up to */
+#define SINK_SMALL (32 * 1024)		/* the same at SINK_FAST_LEVEL */
 /*
  * ISA-L's level-1 buffer (its hash table and the tokens of a block):
  * the medium size compresses mruby's FXT as fast as the default (large,
@@ -58,6 +66,8 @@ struct sink {
 	struct isal_zstream *iz;	/* SINK_FAST_LEVEL's stream, once
 					 * started (owned) */
 	uint8_t *ilevel;	/* its level buffer, SINK_ISAL_LVL1 bytes */
+	void *ilib;		/* ISA-L's handle (dlopen) */
+	int (*ideflate)(struct isal_zstream *);	/* its isal_deflate */
 	uint8_t *buf;		/* pending uncompressed bytes */
 	size_t len, cap;	/* in buf; its size */
 	uint8_t *zbuf;		/* compressed output */
@@ -132,6 +142,36 @@ zlib_start(struct sink *s)
 	return 0;
 }
 
+/* Load ISA-L and start its stream (s->iz). */
+static int
+isal_start(struct sink *s)
+{
+	void (*init)(struct isal_zstream *) = NULL;
+	struct isal_zstream *z;
+	const char *e;
+
+	if ((z = s->iz = malloc(sizeof(*z))) == NULL ||
+	    (s->ilevel = malloc(SINK_ISAL_LVL1)) == NULL ||
+	    (s->zbuf = malloc(SINK_BUF)) == NULL)
+		return fail(s, -MT_E_NOMEM, "out of memory");
+	s->ilib = dlopen("libisal.so.2", RTLD_NOW | RTLD_LOCAL);
+	if (s->ilib != NULL) {
+		*(void **)&init = dlsym(s->ilib, "isal_deflate_init");
+		*(void **)&s->ideflate = dlsym(s->ilib, "isal_deflate");
+	}
+	if (s->ilib == NULL || init == NULL || s->ideflate == NULL) {
+		e = dlerror();
+		return fail(s, -MT_E_IO, "cannot load ISA-L: %s",
+		    e ? e : "no isal_deflate");
+	}
+	init(z);
+	z->gzip_flag = IGZIP_GZIP;	/* RFC 1952: OS 255, XFL 0 */
+	z->level = 1;
+	z->level_buf = s->ilevel;
+	z->level_buf_size = SINK_ISAL_LVL1;
+	return 0;
+}
+
 /*
  * SINK_FAST_LEVEL: the pending bytes into the ISA-L stream (started on
  * the first call), the last ones with @fin.
@@ -139,27 +179,19 @@ zlib_start(struct sink *s)
 static int
 isal_out(struct sink *s, int fin)
 {
-	struct isal_zstream *z = s->iz;
+	struct isal_zstream *z;
 	int rc;
 
-	if (z == NULL) {
-		if ((z = s->iz = malloc(sizeof(*z))) == NULL ||
-		    (s->ilevel = malloc(SINK_ISAL_LVL1)) == NULL ||
-		    (s->zbuf = malloc(SINK_BUF)) == NULL)
-			return fail(s, -MT_E_NOMEM, "out of memory");
-		isal_deflate_init(z);
-		z->gzip_flag = IGZIP_GZIP;	/* RFC 1952: OS 255, XFL 0 */
-		z->level = 1;
-		z->level_buf = s->ilevel;
-		z->level_buf_size = SINK_ISAL_LVL1;
-	}
+	if (s->iz == NULL && isal_start(s) < 0)
+		return s->err;
+	z = s->iz;
 	z->next_in = s->buf;
 	z->avail_in = (uint32_t)s->len;
 	z->end_of_stream = fin;
 	do {
 		z->next_out = s->zbuf;
 		z->avail_out = SINK_BUF;
-		if ((rc = isal_deflate(z)) != COMP_OK)
+		if ((rc = s->ideflate(z)) != COMP_OK)
 			return fail(s, -MT_E_IO, "isa-l: deflate failed (%d)",
 			    rc);
 		if (write_all(s, s->zbuf, SINK_BUF - z->avail_out) < 0)
@@ -197,9 +229,10 @@ whole(struct sink *s)
 }
 
 /*
- * Write the pending bytes out: plain, into the ISA-L stream, into the zlib
- * stream (started when the output outgrows the buffer), or at the end of
- * an output that never did, as one libdeflate member.
+ * Write the pending bytes out: plain, into the ISA-L stream (unless the
+ * whole output is small), into the zlib stream (started when the output
+ * outgrows the buffer), or at the end of an output that never did, as
+ * one libdeflate member.
  */
 static int
 drain(struct sink *s, int flush)
@@ -210,7 +243,8 @@ drain(struct sink *s, int flush)
 		return s->err;
 	if (s->level == 0)
 		rc = write_all(s, s->buf, s->len);
-	else if (s->level == SINK_FAST_LEVEL)
+	else if (s->level == SINK_FAST_LEVEL && (s->iz != NULL ||
+	    flush != Z_FINISH || s->len > SINK_SMALL))
 		rc = isal_out(s, flush == Z_FINISH);
 	else if (!s->zon && flush == Z_FINISH)
 		rc = whole(s);
@@ -379,6 +413,8 @@ sink_close(struct sink *s, int commit, char *msg, size_t n)
 	free(s->zbuf);
 	free(s->iz);
 	free(s->ilevel);
+	if (s->ilib != NULL)
+		dlclose(s->ilib);
 	free(s);
 	return rc;
 }

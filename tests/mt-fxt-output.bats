@@ -39,7 +39,7 @@ c = zlib.compressobj(int(sys.argv[2]), zlib.DEFLATED, 31)
 sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())' "$1" "$2"
 }
 
-@test "mt-fxt: -o x.fxt.gz writes one gzip member holding mt-fxt's plain FXT (small, default level: ISA-L)" {
+@test "mt-fxt: -o x.fxt.gz writes one gzip member holding mt-fxt's plain FXT (small: libdeflate, ISA-L not loaded)" {
 	run mt-fxt -o "$BATS_TEST_TMPDIR/t.fxt.gz" "$D/basic.events"
 	[ "$status" -eq 0 ]
 	[ "$(magic "$BATS_TEST_TMPDIR/t.fxt.gz" | cut -c1-4)" = 1f8b ]
@@ -56,6 +56,11 @@ sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())'
 	[ "$output" = "$(stat -c %s "$BATS_TEST_TMPDIR/p.fxt") 0" ]
 	[ "$(stat -c %s "$BATS_TEST_TMPDIR/t.fxt.gz")" -lt "$(stat -c %s "$BATS_TEST_TMPDIR/p.fxt")" ]
 	[ "$(gz_os "$BATS_TEST_TMPDIR/t.fxt.gz")" = 255 ]
+	# the dynamic loader's own log: no ISA-L for an output this small
+	LD_DEBUG=files mt-fxt -o "$BATS_TEST_TMPDIR/t2.fxt.gz" "$D/basic.events" 2> "$BATS_TEST_TMPDIR/ld.log"
+	cmp "$BATS_TEST_TMPDIR/t.fxt.gz" "$BATS_TEST_TMPDIR/t2.fxt.gz"
+	grep -q 'file=libc.so' "$BATS_TEST_TMPDIR/ld.log"
+	[ "$(grep -c libisal "$BATS_TEST_TMPDIR/ld.log")" = 0 ]
 }
 
 @test "mt-fxt: -l 1, 4, 6 and 9 on a small output: one member each, the same FXT" {
@@ -99,8 +104,12 @@ sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())'
 	run gz_members "$BATS_TEST_TMPDIR/t.fxt.gz"
 	[ "$status" -eq 0 ]
 	[ "$output" = "$size 0" ]
-	# ISA-L's header (zlib, mt's writer before session 9, writes 3)
+	# ISA-L's header (zlib, mt's writer before session 9, writes 3),
+	# ISA-L loaded (the dynamic loader's log)
 	[ "$(gz_os "$BATS_TEST_TMPDIR/t.fxt.gz")" = 255 ]
+	LD_DEBUG=files mt-fxt -o "$BATS_TEST_TMPDIR/t2.fxt.gz" "$BATS_TEST_TMPDIR/s.events" 2> "$BATS_TEST_TMPDIR/ld.log"
+	cmp "$BATS_TEST_TMPDIR/t.fxt.gz" "$BATS_TEST_TMPDIR/t2.fxt.gz"
+	grep -q 'file=libisal.so.2 .*dynamically loaded by' "$BATS_TEST_TMPDIR/ld.log"
 	# compressed: smaller than a third of the FXT
 	[ "$(stat -c %s "$BATS_TEST_TMPDIR/t.fxt.gz")" -lt $((size / 3)) ]
 	# the same bytes on standard output, and with -l 2 said
