@@ -69,12 +69,18 @@ warn_cb(void *arg, const char *msg)
  * by close_out() when complete, a device written in place.  Mode 0600:
  * both files hold memory contents.  @flags: MT_OUTFILE_SYNC for a
  * snapshot (import-perf), 0 for perf.data made from one (export-perf).
- * Returns the fd or -1 (errno set).
+ * Returns the fd, or -1 once it said why.
  */
 static int
 open_out(const char *out, struct mt_outfile *of, unsigned flags)
 {
-	if (mt_outfile_open(of, out, 0600, flags) < 0) {
+	int rc = mt_outfile_open(of, out, 0600, flags);
+
+	if (rc == -MT_E_ISDIR)
+		warnx("'%s' is a directory (-o names the output file)", out);
+	else if (rc < 0)
+		warn("cannot create '%s'", out);
+	if (rc < 0) {
 		mt_outfile_abort(of);
 		return -1;
 	}
@@ -269,7 +275,6 @@ cmd_import_perf(int argc, char **argv)
 	}
 	ofd = open_out(out, &of, MT_OUTFILE_SYNC);
 	if (ofd < 0) {
-		warn("cannot create '%s'", out);
 		rc = 1;
 		goto done;
 	}
@@ -425,7 +430,6 @@ cmd_export_perf(int argc, char **argv)
 	}
 	ofd = open_out(out, &of, 0);
 	if (ofd < 0) {
-		warn("cannot create '%s'", out);
 		mt_snap_release(&s);
 		return 1;
 	}

@@ -90,6 +90,16 @@ setup() {
 	[ -f perf.data.files/blob0-400000-code.bin.bin ]
 }
 
+@test "export-perf: -o naming a directory is one line saying so, nothing made" {
+	mkdir -p outdir
+	run mt-capture export-perf -o outdir calls.snap
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: 'outdir' is a directory (-o names the output file)" ]
+	run ls -A outdir
+	[ -z "$output" ]
+	[ ! -e outdir.files ]
+}
+
 @test "export-perf: round trip through import-perf decodes to the same stream" {
 	mt-capture export-perf -o rt.data calls.snap
 	run mt-capture import-perf rt.data -o rt.snap

@@ -210,6 +210,15 @@ events() {
 	[ "$output" = "mt-capture: 'text.data': not a perf.data file at offset 0" ]
 }
 
+@test "import-perf: -o naming a directory is one line saying so, nothing made" {
+	mkdir -p outdir
+	run mt-capture import-perf --no-bundle thread.data -o outdir
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: 'outdir' is a directory (-o names the output file)" ]
+	run ls -A outdir
+	[ -z "$output" ]
+}
+
 @test "import-perf: perf.data without Intel PT is refused" {
 	# The pipe header and one FINISHED_ROUND record, nothing else.
 	printf 'PERFILE2\x10\0\0\0\0\0\0\0\x44\0\0\0\0\0\x08\0' > nopt.data
