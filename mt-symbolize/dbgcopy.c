@@ -13,11 +13,14 @@
  * again.  Only 64-bit little-endian ELF with 64-bit section headers is
  * handled (mt's targets are x86-64); anything else is left to libdw.
  */
+#include <dirent.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <libdeflate.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -309,27 +312,65 @@ out:
 }
 
 /* The cache file's trailer (dbgcopy.h). */
-#define TRAILER 40
-static const char magic[16] = "mt-dbgcopy 1";
+#define TRAILER 48
+static const char magic[16] = "mt-dbgcopy 2";
 
-/* XXH3-64 of the first @len bytes of @fd; 0 with *@h set, or -1. */
-static int
-hash_fd(int fd, uint64_t len, uint64_t *h)
+/* The original's modification time in nanoseconds. */
+static uint64_t
+mtime_ns(const struct stat *st)
 {
-	void *p;
+	return (uint64_t)st->st_mtim.tv_sec * 1000000000u +
+	    (uint64_t)st->st_mtim.tv_nsec;
+}
 
-	if (len == 0 || len > SIZE_MAX)
+/*
+ * XXH3-64 of the ELF header and the section header table of the copy of
+ * @len bytes open on @fd (what sym_dbgcopy_make() wrote: 64-bit
+ * little-endian, e_shnum set); 0 with *@h set, or -1 when they are not
+ * whole or a section lies past @len.
+ */
+static int
+hash_headers(int fd, uint64_t len, uint64_t *h)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	XXH3_state_t *x = NULL;
+	size_t i, n;
+	int rc = -1;
+
+	if (len < sizeof(eh) ||
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_shentsize != sizeof(*sh) || eh.e_shnum == 0 ||
+	    eh.e_shoff > len ||
+	    eh.e_shnum > (len - eh.e_shoff) / sizeof(*sh))
 		return -1;
-	p = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	*h = XXH3_64bits(p, (size_t)len);
-	munmap(p, (size_t)len);
-	return 0;
+	n = eh.e_shnum;
+	sh = malloc(n * sizeof(*sh));
+	x = XXH3_createState();
+	if (sh == NULL || x == NULL ||
+	    pread(fd, sh, n * sizeof(*sh), (off_t)eh.e_shoff) !=
+	    (ssize_t)(n * sizeof(*sh)))
+		goto out;
+	for (i = 0; i < n; i++)
+		if (sh[i].sh_type != SHT_NOBITS &&
+		    (sh[i].sh_offset > len ||
+		    sh[i].sh_size > len - sh[i].sh_offset))
+			goto out;
+	if (XXH3_64bits_reset(x) != XXH_OK ||
+	    XXH3_64bits_update(x, &eh, sizeof(eh)) != XXH_OK ||
+	    XXH3_64bits_update(x, sh, n * sizeof(*sh)) != XXH_OK)
+		goto out;
+	*h = XXH3_64bits_digest(x);
+	rc = 0;
+out:
+	XXH3_freeState(x);
+	free(sh);
+	return rc;
 }
 
 int
-sym_dbgcopy_cached(const char *path, uint64_t orig_size, int *copyfd)
+sym_dbgcopy_cached(const char *path, const struct stat *orig, int *copyfd)
 {
 	uint8_t t[TRAILER];
 	struct stat st;
@@ -345,35 +386,162 @@ sym_dbgcopy_cached(const char *path, uint64_t orig_size, int *copyfd)
 	    st.st_size < TRAILER + (off_t)sizeof(Elf64_Ehdr) ||
 	    pread(fd, t, sizeof(t), st.st_size - TRAILER) != TRAILER ||
 	    memcmp(t, magic, sizeof(magic)) != 0 ||
-	    mt_le64(t + 16) != orig_size ||
-	    (len = mt_le64(t + 24)) != (uint64_t)st.st_size - TRAILER ||
-	    hash_fd(fd, len, &h) < 0 || h != mt_le64(t + 32)) {
+	    mt_le64(t + 16) != (uint64_t)orig->st_size ||
+	    mt_le64(t + 24) != mtime_ns(orig) ||
+	    (len = mt_le64(t + 32)) != (uint64_t)st.st_size - TRAILER ||
+	    hash_headers(fd, len, &h) < 0 || h != mt_le64(t + 40)) {
 		close(fd);
 		return 0;
 	}
+	/* Used: the last to go when the cache is trimmed (oldest first). */
+	(void)futimens(fd, NULL);
 	*copyfd = fd;
 	return 1;
 }
 
+/* A file of the cache of copies: its path and what trimming needs. */
+struct cached {
+	char *path;		/* owned */
+	uint64_t size;		/* bytes */
+	struct timespec mtime;	/* last stored or used */
+};
+
+static int
+cached_by_age(const void *a, const void *b)
+{
+	const struct cached *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* Adds the copies of DIR/.build-id/@sub to *@v (*@n, room *@cap). */
+static int
+list_sub(const char *dir, const char *sub, const char *skip,
+    struct cached **v, size_t *n, size_t *cap)
+{
+	static const char suffix[] = ".debug.mt-inflated";
+	const size_t slen = sizeof(suffix) - 1;
+	struct dirent *e;
+	struct stat st;
+	char *p;
+	DIR *d;
+	int rc = 0;
+
+	if (asprintf(&p, "%s/.build-id/%s", dir, sub) < 0)
+		return -1;
+	d = opendir(p);
+	free(p);
+	if (d == NULL)
+		return 0;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name);
+
+		if (l <= slen || e->d_name[0] == '.' ||
+		    strcmp(e->d_name + l - slen, suffix) != 0)
+			continue;
+		if (asprintf(&p, "%s/.build-id/%s/%s", dir, sub,
+		    e->d_name) < 0) {
+			rc = -1;
+			break;
+		}
+		if (strcmp(p, skip) == 0 || lstat(p, &st) < 0 ||
+		    !S_ISREG(st.st_mode)) {
+			free(p);
+			continue;
+		}
+		if (*n == *cap) {
+			size_t c = *cap ? 2 * *cap : 16;
+			struct cached *w = realloc(*v, c * sizeof(*w));
+
+			if (w == NULL) {
+				free(p);
+				rc = -1;
+				break;
+			}
+			*v = w;
+			*cap = c;
+		}
+		(*v)[*n].path = p;
+		(*v)[*n].size = (uint64_t)st.st_size;
+		(*v)[*n].mtime = st.st_mtim;
+		(*n)++;
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * Removes the oldest copies under @dir (other than @path) until @need
+ * more bytes fit within @max.  Returns 0, or -1 when they cannot fit
+ * (nothing removed then) or the directory cannot be listed.
+ */
+static int
+trim(const char *dir, const char *path, uint64_t need, uint64_t max)
+{
+	struct cached *v = NULL;
+	size_t n = 0, cap = 0, i;
+	uint64_t total = 0;
+	struct dirent *e;
+	DIR *d;
+	char *top;
+	int rc = 0;
+
+	if (need > max)
+		return -1;
+	if (asprintf(&top, "%s/.build-id", dir) < 0)
+		return -1;
+	d = opendir(top);
+	free(top);
+	if (d != NULL) {
+		while (rc == 0 && (e = readdir(d)) != NULL)
+			if (e->d_name[0] != '.')
+				rc = list_sub(dir, e->d_name, path, &v, &n,
+				    &cap);
+		closedir(d);
+	}
+	if (rc < 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		total += v[i].size;
+	qsort(v, n, sizeof(*v), cached_by_age);
+	for (i = 0; i < n && total > max - need; i++)
+		if (unlink(v[i].path) == 0 || errno == ENOENT)
+			total -= v[i].size;
+	rc = total > max - need ? -1 : 0;
+out:
+	for (i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+	return rc;
+}
+
 int
-sym_dbgcopy_store(int copyfd, const char *path, uint64_t orig_size)
+sym_dbgcopy_store(int copyfd, const char *path, const struct stat *orig,
+    const char *dir, uint64_t max)
 {
 	struct mt_outfile o;
 	uint8_t t[TRAILER];
 	struct stat st;
 	uint64_t len, h;
 	off_t at = 0;
-	char *dir;
+	char *parents;
 	int rc;
 
 	if (fstat(copyfd, &st) < 0 || st.st_size <= 0 ||
-	    hash_fd(copyfd, (uint64_t)st.st_size, &h) < 0)
+	    hash_headers(copyfd, (uint64_t)st.st_size, &h) < 0)
 		return -1;
 	len = (uint64_t)st.st_size;
-	dir = strdup(path);
-	rc = dir != NULL ? mt_bidcache_mkparents(dir) : -1;
-	free(dir);
-	if (rc < 0 || mt_outfile_open(&o, path, 0644, 0) < 0)
+	if (trim(dir, path, len + TRAILER, max) < 0)
+		return -1;
+	parents = strdup(path);
+	rc = parents != NULL ? mt_bidcache_mkparents(parents) : -1;
+	free(parents);
+	/* Synced before the rename: after a crash, whole or absent. */
+	if (rc < 0 || mt_outfile_open(&o, path, 0644, MT_OUTFILE_SYNC) < 0)
 		return -1;
 	while ((uint64_t)at < len) {
 		ssize_t n = sendfile(o.fd, copyfd, &at, len - (uint64_t)at);
@@ -384,9 +552,10 @@ sym_dbgcopy_store(int copyfd, const char *path, uint64_t orig_size)
 		}
 	}
 	memcpy(t, magic, sizeof(magic));
-	memcpy(t + 16, &orig_size, 8);
-	memcpy(t + 24, &len, 8);
-	memcpy(t + 32, &h, 8);
+	mt_put_le64(t + 16, (uint64_t)orig->st_size);
+	mt_put_le64(t + 24, mtime_ns(orig));
+	mt_put_le64(t + 32, len);
+	mt_put_le64(t + 40, h);
 	if (write(o.fd, t, sizeof(t)) != TRAILER) {
 		mt_outfile_abort(&o);
 		return -1;

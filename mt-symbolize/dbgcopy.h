@@ -21,6 +21,8 @@
 
 #include <stdint.h>
 
+struct stat;
+
 /*
  * If the ELF file open on @fd (64-bit little-endian) has a zlib-compressed
  * DWARF section, makes the copy and sets *@memfd to a new descriptor of
@@ -31,26 +33,44 @@
 int sym_dbgcopy_make(int fd, int *memfd);
 
 /*
- * The copies are kept across runs in a cache file: the copy's bytes, then
- * a 40-byte trailer (the magic "mt-dbgcopy 1\0\0\0\0", the original
- * file's size, the copy's length, XXH3-64 of the copy), all little-endian.
- * Inflating is most of the cost of a debug file (libc's 10 MB), and its
- * result is the same every time; the hash makes a file cut or damaged
- * after a crash (the cache is not fsync'ed: it can be made again) or by
- * hand count as absent.
+ * The copies are kept across runs in cache files: the copy's bytes, then
+ * a 48-byte trailer (the magic "mt-dbgcopy 2\0\0\0\0", the original
+ * file's size and modification time in nanoseconds, the copy's length,
+ * XXH3-64 of the copy's ELF header and section header table), all
+ * little-endian.  Inflating is most of the cost of a debug file (libc's
+ * 10 MB), and its result is the same every time.
  *
- * sym_dbgcopy_cached() opens the cache file @path when it holds a whole,
- * undamaged copy of an original of @orig_size bytes: *@copyfd set, 1.
- * Returns 0 (*@copyfd -1) otherwise.
+ * What is checked, and why that is enough: a cache file is written under
+ * a temporary name, fsync'ed, then renamed, so a crash leaves it whole or
+ * absent; a file cut short fails the length, a damaged or foreign header
+ * the hash and the section bounds (every section inside the copy); an
+ * original replaced under the same build-id fails its size or time.
+ * Bytes changed later inside the DWARF (a bad disk, an edit by hand) are
+ * not detected, as they are not in the debug files of /usr/lib/debug,
+ * which libdw reads unchecked too: libdw reports bad DWARF as such
+ * (names and lines lost, no crash: tests/fuzz's DWARF target).  Hashing
+ * the whole copy caught them, at 14% of mt-symbolize's CPU on demo-emu
+ * and every page of the copy resident (bench/RESULTS.md, session 9).
+ *
+ * sym_dbgcopy_cached() opens the cache file @path when it holds a whole
+ * copy made from an original with @orig's size and modification time:
+ * *@copyfd set, 1, and the file's modification time set to now (it is
+ * then the last to be trimmed).  Returns 0 (*@copyfd -1) otherwise.
  */
-int sym_dbgcopy_cached(const char *path, uint64_t orig_size, int *copyfd);
+int sym_dbgcopy_cached(const char *path, const struct stat *orig,
+    int *copyfd);
 
 /*
- * Stores the copy open on @copyfd (from sym_dbgcopy_make(), of an
- * original of @orig_size bytes) as the cache file @path, replacing it
- * atomically (common/outfile; its directories are made).  Returns 0, or
- * -1 when it could not be written (nothing is left behind).
+ * Stores the copy open on @copyfd (from sym_dbgcopy_make(), of the
+ * original @orig) as the cache file @path under the cache directory @dir
+ * (@path is @dir/.build-id/xx/rest.debug.mt-inflated), replacing it
+ * atomically (common/outfile; its directories are made).  The cache
+ * files under @dir/.build-id together stay within @max bytes: the ones
+ * least recently stored or used are removed first to make room, and a
+ * copy that cannot fit even alone is not stored (nothing removed).
+ * Returns 0, or -1 when it was not stored (nothing is left behind).
  */
-int sym_dbgcopy_store(int copyfd, const char *path, uint64_t orig_size);
+int sym_dbgcopy_store(int copyfd, const char *path, const struct stat *orig,
+    const char *dir, uint64_t max);
 
 #endif

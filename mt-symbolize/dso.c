@@ -285,10 +285,11 @@ own_debug_copy(struct sym_dso *d, Dwfl_Module *mod, int fd)
 			path = NULL;
 	}
 	if (path != NULL &&
-	    sym_dbgcopy_cached(path, (uint64_t)st.st_size, &cfd) == 1)
+	    sym_dbgcopy_cached(path, &st, &cfd) == 1)
 		goto out;
 	if (sym_dbgcopy_make(fd, &cfd) == 1 && path != NULL)
-		(void)sym_dbgcopy_store(cfd, path, (uint64_t)st.st_size);
+		(void)sym_dbgcopy_store(cfd, path, &st, d->opts->copy_cache,
+		    d->opts->copy_cache_max);
 out:
 	free(path);
 	return cfd;

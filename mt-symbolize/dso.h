@@ -32,6 +32,9 @@ struct sym_dso_opts {
 					 * debug files (dbgcopy.h), laid out
 					 * as DIR/.build-id/xx/rest.debug.mt-inflated;
 					 * NULL: none; not owned */
+	uint64_t copy_cache_max;	/* bytes the cache's inflated copies
+					 * may take together (the oldest are
+					 * removed to make room) */
 };
 
 /* Which naming rules a lookup follows. */

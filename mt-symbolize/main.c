@@ -29,7 +29,11 @@
 #define MAX_DIRS 64
 #define MAX_MAPS 64
 
-enum { OPT_NO_DEMANGLE = 256, OPT_PERF_MAP, OPT_KALLSYMS, OPT_ELFUTILS };
+enum { OPT_NO_DEMANGLE = 256, OPT_PERF_MAP, OPT_KALLSYMS, OPT_ELFUTILS,
+    OPT_NO_DEBUG_CACHE };
+
+/* MT_DEBUG_CACHE_MIB's default: the inflated copies' room in the cache. */
+#define DEBUG_CACHE_MIB 512
 
 static const struct option longopts[] = {
 	{ "addresses", no_argument, NULL, 'a' },
@@ -45,6 +49,7 @@ static const struct option longopts[] = {
 	{ "root", required_argument, NULL, 'r' },
 	{ "basenames", no_argument, NULL, 's' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "no-debug-cache", no_argument, NULL, OPT_NO_DEBUG_CACHE },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "perf-map", required_argument, NULL, OPT_PERF_MAP },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
@@ -56,12 +61,14 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: mt-symbolize [-hqV] [-d dir] [--kallsyms file] "
-	    "[--no-demangle]\n"
-	    "                    [--perf-map file] [-o outfile] [-r root] "
-	    "[file]\n"
-	    "       mt-symbolize -e file [-aCfips] [-d dir] [--elfutils] "
-	    "[address ...]\n");
+	    "usage: mt-symbolize [-hqV] [--no-debug-cache] [--no-demangle] "
+	    "[-d dir]\n"
+	    "                    [--kallsyms file] [--perf-map file] "
+	    "[-o outfile] [-r root]\n"
+	    "                    [file]\n"
+	    "       mt-symbolize -e file [-aCfips] [--elfutils] "
+	    "[--no-debug-cache] [-d dir]\n"
+	    "                    [address ...]\n");
 	if (f != stdout)
 		return;
 	fprintf(f, "\n"
@@ -69,6 +76,9 @@ usage(FILE *f)
 	    "  -d, --debug-dir DIR  also look for binaries and debug files in\n"
 	    "                       DIR (build-id layout); repeatable\n"
 	    "      --kallsyms FILE  kernel symbols (/proc/kallsyms format)\n"
+	    "      --no-debug-cache neither read nor keep inflated debug\n"
+	    "                       files in the mt cache (also\n"
+	    "                       MT_DEBUG_CACHE_MIB=0; default room %d MiB)\n"
 	    "      --no-demangle    keep mangled names\n"
 	    "      --perf-map FILE  JIT symbols (perf-PID.map); repeatable\n"
 	    "  -o, --output FILE    write here instead of stdout\n"
@@ -89,7 +99,7 @@ usage(FILE *f)
 	    "      --elfutils       names and file names as eu-addr2line "
 	    "finds them\n"
 	    "  -h, --help           this text\n"
-	    "  -V, --version        print the version\n");
+	    "  -V, --version        print the version\n", DEBUG_CACHE_MIB);
 }
 
 /* warnx(3) without <err.h>, which -Icommon shadows with common/err.h. */
@@ -153,6 +163,30 @@ mixed_modes(const struct sym_a2l_opts *a, const struct sym_stream_opts *s)
 	return 0;
 }
 
+/*
+ * The room of the cache's inflated debug files, from MT_DEBUG_CACHE_MIB
+ * (MiB, 0: none) into *@max in bytes.  Returns 0, or -1 for a value that
+ * is not a number of MiB up to 2^32.
+ */
+static int
+debug_cache_max(uint64_t *max)
+{
+	const char *e = getenv("MT_DEBUG_CACHE_MIB");
+	unsigned long long v;
+	char *end;
+
+	*max = (uint64_t)DEBUG_CACHE_MIB << 20;
+	if (e == NULL || *e == '\0')
+		return 0;
+	errno = 0;
+	v = strtoull(e, &end, 10);
+	if (*e < '0' || *e > '9' || *end != '\0' || errno != 0 ||
+	    v > (1ull << 32))
+		return -1;
+	*max = (uint64_t)v << 20;
+	return 0;
+}
+
 /* SIGINT, SIGTERM, SIGHUP: remove the unfinished output, die by the signal */
 static void
 on_signal(int sig)
@@ -172,7 +206,7 @@ main(int argc, char **argv)
 	    .progress_ms = -1, .show = show_cb };
 	struct sym_dso_opts d = { .debug_dirs = dirs };
 	char msg[512];
-	int c, rc, quiet = 0;
+	int c, rc, quiet = 0, no_debug_cache = 0, have_cache;
 
 	signal(SIGPIPE, SIG_DFL);	/* a reader gone early: die quietly */
 	mt_outfile_trap(on_signal);
@@ -208,6 +242,7 @@ main(int argc, char **argv)
 			break;
 		case OPT_KALLSYMS: s.kallsyms = optarg; break;
 		case OPT_ELFUTILS: a.elfutils = 1; break;
+		case OPT_NO_DEBUG_CACHE: no_debug_cache = 1; break;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -217,9 +252,15 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (debug_cache_max(&d.copy_cache_max) < 0) {
+		say("MT_DEBUG_CACHE_MIB must be a number of MiB, not '%s'",
+		    getenv("MT_DEBUG_CACHE_MIB"));
+		return 2;
+	}
 	/* The cache mt-decode fills with the ELF files bundled in
 	 * snapshots also keeps the inflated debug files (dbgcopy.h). */
-	if (mt_bidcache_dir(cache, sizeof(cache)) == 0)
+	have_cache = mt_bidcache_dir(cache, sizeof(cache)) == 0;
+	if (have_cache && !no_debug_cache && d.copy_cache_max > 0)
 		d.copy_cache = cache;
 	if (a.exe != NULL) {
 		a.warn_ctx = &quiet;
@@ -240,7 +281,7 @@ main(int argc, char **argv)
 	if (argc == 1)
 		s.in = argv[0];
 	/* After the --debug-dirs: the cache of bundled files. */
-	if (d.copy_cache != NULL)
+	if (have_cache)
 		dirs[d.ndebug_dirs++] = cache;
 	s.perf_maps = maps;
 	s.warn = warn_cb;

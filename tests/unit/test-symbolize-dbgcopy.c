@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -238,18 +239,35 @@ flip(const char *path, off_t off)
 		close(fd);
 }
 
+/* The copy's e_shoff, read from the file at @path. */
+static uint64_t
+shoff_of(const char *path)
+{
+	uint64_t v = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd >= 0 && pread(fd, &v, 8, 0x28) != 8)
+		v = 0;
+	if (fd >= 0)
+		close(fd);
+	return v;
+}
+
 /*
  * The cache of copies: a stored copy opens as the same bytes the copy
- * had (the trailer after them); a copy of another original size, a file
- * cut short, a flipped byte in its DWARF or in its trailer, or none at
- * all is not used; storing again replaces a damaged file.
+ * had (the 48-byte trailer after them); a copy of an original of another
+ * size or modification time, a file cut short, a flipped byte in its ELF
+ * header, its section header table or its trailer, or none at all is not
+ * used; storing again replaces a damaged file.  A byte changed inside a
+ * section's data is not looked for (dbgcopy.h says why).
  */
 static void
 cached_copy_whole_or_not_at_all(void)
 {
 	char dir[64], path[128];
-	struct stat st, so;
+	struct stat st, so, other;
 	int fd, mfd = -1, cfd = -1;
+	uint64_t max = 1ull << 40;
 
 	CHECK(make_compressed() == 0);
 	snprintf(dir, sizeof(dir), "/tmp/mt-dbgcache.%d", (int)getpid());
@@ -259,40 +277,158 @@ cached_copy_whole_or_not_at_all(void)
 	CHECK(fd >= 0 && fstat(fd, &so) == 0);
 	if (fd < 0)
 		return;
-	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 0 &&
-	    cfd == -1);
+	CHECK(sym_dbgcopy_cached(path, &so, &cfd) == 0 && cfd == -1);
 	CHECK(sym_dbgcopy_make(fd, &mfd) == 1);
-	CHECK(sym_dbgcopy_store(mfd, path, (uint64_t)so.st_size) == 0);
-	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 1);
+	CHECK(sym_dbgcopy_store(mfd, path, &so, dir, max) == 0);
+	CHECK(sym_dbgcopy_cached(path, &so, &cfd) == 1);
 	CHECK(cfd >= 0 && fstat(cfd, &st) == 0);
 	if (cfd >= 0) {
-		/* The copy's bytes, then 40 bytes of trailer. */
+		/* The copy's bytes, then 48 bytes of trailer. */
 		int t = open(path, O_RDWR);
 
-		CHECK(t >= 0 && ftruncate(t, st.st_size - 40) == 0);
+		CHECK(t >= 0 && ftruncate(t, st.st_size - 48) == 0);
 		CHECK(same_bytes(t, mfd));
 		close(t);
 		close(cfd);
 	}
-	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 0);
-	CHECK(sym_dbgcopy_store(mfd, path, (uint64_t)so.st_size) == 0);
-	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size + 1, &cfd) == 0);
-	flip(path, st.st_size / 2);
-	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 0);
-	CHECK(sym_dbgcopy_store(mfd, path, (uint64_t)so.st_size) == 0);
-	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 1);
+	CHECK(sym_dbgcopy_cached(path, &so, &cfd) == 0);	/* cut */
+	CHECK(sym_dbgcopy_store(mfd, path, &so, dir, max) == 0);
+	other = so;
+	other.st_size++;
+	CHECK(sym_dbgcopy_cached(path, &other, &cfd) == 0);
+	other = so;
+	other.st_mtim.tv_nsec ^= 1;
+	CHECK(sym_dbgcopy_cached(path, &other, &cfd) == 0);
+	flip(path, 0x3c);		/* e_shnum */
+	CHECK(sym_dbgcopy_cached(path, &so, &cfd) == 0);
+	CHECK(sym_dbgcopy_store(mfd, path, &so, dir, max) == 0);
+	flip(path, (off_t)shoff_of(path) + 64 + 24);	/* sh_offset of 1 */
+	CHECK(sym_dbgcopy_cached(path, &so, &cfd) == 0);
+	CHECK(sym_dbgcopy_store(mfd, path, &so, dir, max) == 0);
+	CHECK(sym_dbgcopy_cached(path, &so, &cfd) == 1);
 	if (cfd >= 0)
 		close(cfd);
 	flip(path, st.st_size - 1);	/* the hash's last byte */
-	CHECK(sym_dbgcopy_cached(path, (uint64_t)so.st_size, &cfd) == 0);
+	CHECK(sym_dbgcopy_cached(path, &so, &cfd) == 0);
 	/* A directory that cannot be made: nothing stored, no error. */
-	CHECK(sym_dbgcopy_store(mfd, "/dev/null/x/y.debug", 1) == -1);
+	CHECK(sym_dbgcopy_store(mfd, "/dev/null/x/y.debug", &so, "/dev/null",
+	    max) == -1);
 	if (mfd >= 0)
 		close(mfd);
 	close(fd);
 	unlink(path);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	CHECK(system(path) == 0);
+	unlink(zpath);
+}
+
+/* Sets the modification time of @path to @age seconds ago. */
+static void
+age_file(const char *path, time_t age)
+{
+	struct timespec t[2];
+
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age;
+	t[1] = t[0];
+	CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
+}
+
+/* A file of @size bytes at @dir/.build-id/@name, modified @age s ago. */
+static void
+old_file(const char *dir, const char *name, off_t size, time_t age)
+{
+	char p[256];
+	int fd;
+
+	snprintf(p, sizeof(p), "mkdir -p %s/.build-id/%.2s", dir, name);
+	CHECK(system(p) == 0);
+	snprintf(p, sizeof(p), "%s/.build-id/%s", dir, name);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && ftruncate(fd, size) == 0);
+	if (fd >= 0)
+		close(fd);
+	age_file(p, age);
+}
+
+static int
+exists(const char *dir, const char *name)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/.build-id/%s", dir, name);
+	return access(p, F_OK) == 0;
+}
+
+/*
+ * The cache's copies stay within the given room: storing removes the
+ * copies used longest ago first, only as many as needed, never other
+ * files; a copy larger than the room is not stored and removes nothing;
+ * a copy read from the cache counts as just used.
+ */
+static void
+trimmed_oldest_first(void)
+{
+	char dir[64], path[128], path2[128], cmd[128];
+	struct stat so, st;
+	int fd, mfd = -1, cfd = -1;
+	uint64_t len;
+
+	CHECK(make_compressed() == 0);
+	snprintf(dir, sizeof(dir), "/tmp/mt-dbgtrim.%d", (int)getpid());
+	snprintf(path, sizeof(path), "%s/.build-id/ab/cdef.debug.mt-inflated",
+	    dir);
+	snprintf(path2, sizeof(path2), "%s/.build-id/ab/cdff.debug.mt-inflated",
+	    dir);
+	fd = open(zpath, O_RDONLY);
+	CHECK(fd >= 0 && fstat(fd, &so) == 0);
+	CHECK(fd >= 0 && sym_dbgcopy_make(fd, &mfd) == 1);
+	if (fd < 0 || mfd < 0)
+		return;
+	CHECK(fstat(mfd, &st) == 0);
+	len = (uint64_t)st.st_size + 48;
+	/* Room for the copy and 3000 bytes more. */
+	old_file(dir, "01/a.debug.mt-inflated", 1000, 300);
+	old_file(dir, "02/b.debug.mt-inflated", 1000, 200);
+	old_file(dir, "03/c.debug.mt-inflated", 1000, 100);
+	old_file(dir, "04/d.debug", 5000, 400);	/* not a copy */
+	old_file(dir, "05/e.debug.mt-inflated", 1000, 50);
+	/* e is used now: the newest. */
+	CHECK(sym_dbgcopy_store(mfd, path, &so, dir, len + 4000) == 0);
+	CHECK(exists(dir, "01/a.debug.mt-inflated"));
+	CHECK(sym_dbgcopy_cached(path, &so, &cfd) == 1);
+	if (cfd >= 0)
+		close(cfd);
+	/* Stored again (its own old size does not count): a and b go. */
+	CHECK(sym_dbgcopy_store(mfd, path, &so, dir, len + 2000) == 0);
+	CHECK(!exists(dir, "01/a.debug.mt-inflated"));
+	CHECK(!exists(dir, "02/b.debug.mt-inflated"));
+	CHECK(exists(dir, "03/c.debug.mt-inflated"));
+	CHECK(exists(dir, "05/e.debug.mt-inflated"));
+	CHECK(exists(dir, "04/d.debug"));
+	/*
+	 * A copy read is the newest: made older than c, then read, it stays
+	 * and c goes when another copy (the same bytes) needs the room.
+	 */
+	age_file(path, 500);
+	CHECK(sym_dbgcopy_cached(path, &so, &cfd) == 1);
+	if (cfd >= 0)
+		close(cfd);
+	CHECK(sym_dbgcopy_store(mfd, path2, &so, dir, 2 * len + 1000) == 0);
+	CHECK(exists(dir, "ab/cdef.debug.mt-inflated"));
+	CHECK(exists(dir, "ab/cdff.debug.mt-inflated"));
+	CHECK(!exists(dir, "03/c.debug.mt-inflated"));
+	CHECK(exists(dir, "05/e.debug.mt-inflated"));
+	/* Too big for the room: not stored, nothing removed. */
+	unlink(path);
+	CHECK(sym_dbgcopy_store(mfd, path, &so, dir, len - 1) == -1);
+	CHECK(!exists(dir, "ab/cdef.debug.mt-inflated"));
+	CHECK(exists(dir, "ab/cdff.debug.mt-inflated"));
+	CHECK(exists(dir, "05/e.debug.mt-inflated"));
+	close(mfd);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
 	unlink(zpath);
 }
 
@@ -304,5 +440,6 @@ main(void)
 	TEST(nothing_to_inflate);
 	TEST(damaged_stream_left_compressed);
 	TEST(cached_copy_whole_or_not_at_all);
+	TEST(trimmed_oldest_first);
 	return tap_done();
 }
