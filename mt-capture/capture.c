@@ -229,7 +229,11 @@ mt_cap_main(const struct mt_cap_opts *o)
 		c->ops = NULL;
 		return 1;
 	}
-	if ((rc = mt_cap_check_output(o->output)) < 0) {
+	if ((rc = mt_cap_check_output(o->output)) == -MT_E_ISDIR) {
+		warnx("'%s' is a directory (-o names the output file)",
+		    o->output);
+		goto out;
+	} else if (rc < 0) {
 		warnx("cannot write snapshot '%s': %s", o->output,
 		    rc == -MT_E_IO ? strerror(errno) : mt_strerror(rc));
 		goto out;

@@ -410,6 +410,11 @@ raw_write(const struct mt_snap *s, const char *out)
 		return 2;
 	}
 	rc = mt_cap_write_snapshot(s, out);
+	if (rc == -MT_E_ISDIR) {
+		fprintf(stderr, "mt-capture: '%s' is a directory (-o names "
+		    "the output file)\n", out);
+		return 1;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "mt-capture: cannot write '%s': %s\n", out,
 		    rc == -MT_E_IO ? strerror(errno) : mt_strerror(rc));

@@ -41,7 +41,7 @@ mt_cap_check_output(const char *path)
 		return 0;
 	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		errno = EISDIR;
-		return -MT_E_IO;
+		return -MT_E_ISDIR;
 	}
 	/* A FIFO opened and closed would end its reader's input. */
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))

@@ -13,6 +13,7 @@ struct mt_snap;
  * Write @s to @path ("-" is standard output).  Nothing appears under
  * @path unless the whole snapshot was written.  Prints nothing.
  * Returns 0, or -MT_E_IO (errno set) / -MT_E_NOMEM.
+ * Returns -MT_E_ISDIR if @path is a directory.
  */
 int mt_cap_write_snapshot(const struct mt_snap *s, const char *path);
 
@@ -20,6 +21,7 @@ int mt_cap_write_snapshot(const struct mt_snap *s, const char *path);
  * Could a snapshot be written at @path?  Creates and removes a temporary
  * file beside it (a device or FIFO is not opened).  For checking before
  * the target starts.  Returns 0, or -MT_E_IO (errno set) / -MT_E_NOMEM.
+ * Returns -MT_E_ISDIR if @path is a directory.
  */
 int mt_cap_check_output(const char *path);
 

@@ -111,3 +111,13 @@ sys.stdout.buffer.write(b"".join(struct.pack("<Q", 0x400000 + 2 * i * 4096)
 	[[ "$output" == *"past the end of the file (112 bytes)" ]]
 	[ ! -e "$D/x.snap" ]
 }
+
+@test "import-raw: -o naming a directory is one line saying so, exit 1" {
+	mkdir -p "$D/outdir"
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/outdir" \
+	    "$D/code.bin@0x400000"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: '$D/outdir' is a directory (-o names the output file)" ]
+	run ls -A "$D/outdir"
+	[ -z "$output" ]
+}
