@@ -13,16 +13,29 @@
  * every PSB_PERIOD bytes, with the compression stack cleared; a CYC packet
  * after every TNT packet (cyc=1, as magic-trace's default timing).
  *
- *   gen-synth asm [-S seed] -o prog.s
+ *   gen-synth asm [-k] [-S seed] -o prog.s
  *       the program as assembler source (.byte lines under one symbol per
  *       function); link it with
  *       cc -nostdlib -static -no-pie -Wl,--build-id -Wl,-Ttext=0x401000
- *   gen-synth snap [-C] [-S seed] [-t threads] -m MIB -e prog -o out.snap
+ *   gen-synth snap [-Ck] [-S seed] [-t threads] -m MIB -e prog -o out.snap
  *       a snapshot (docs/formats/snapshot.md) of MIB MiB of PT in all,
  *       one AUX buffer per thread, with prog bundled by build-id; -C
  *       leaves out the CYC packets (times then come from PSB+ TSCs only);
  *       -r DIR also writes DIR/t<N>.pt (thread N's raw PT) and DIR/addr,
  *       DIR/dump (the program's pages) for bench/ipt-loop
+ *   -k (with asm and snap): user and kernel.  Some indirect-call sites
+ *       of the program are `syscall`s instead, and the trace follows
+ *       them into a generated kernel image at KTEXT (0xffffffff81000000)
+ *       the way the hardware does with user and kernel traced: TIP to
+ *       entry_SYSCALL_64, whose `call *%rax` (TIP) enters one of 256
+ *       kernel functions made like the program's, their return (TIP),
+ *       then `sysretq` (TIP back after the syscall).  The snapshot
+ *       bundles the image as mt-capture bundles kernel text (a BLOB of
+ *       kind kernel text named "[kernel.kallsyms]") with a kallsyms TEXT
+ *       chunk naming its functions; -r also writes its pages to
+ *       DIR/addr, DIR/dump and the symbols to DIR/kallsyms.  asm -k
+ *       writes the program that goes with it (a different program: the
+ *       sites that became syscalls).
  *
  * The same seed gives the same program and the same traces.  The program
  * is never run: the generator walks its control flow itself, choosing each
@@ -44,6 +57,9 @@
 #include "snap.h"
 
 #define TEXT		0x401000ull	/* -Ttext of the linked program */
+#define KTEXT		0xffffffff81000000ull	/* -k: the kernel image */
+#define KENTRY		(KTEXT + 16)	/* entry_SYSCALL_64 */
+#define KFUNCS		(KTEXT + 32)	/* the kernel's functions */
 #define NFUNC		256
 #define MAXOPS		24
 #define MAXDEPTH	48
@@ -61,7 +77,7 @@
 #define PSB_PERIOD	16384		/* bytes between PSB+ (psb_period=3) */
 #define PID		4242
 
-enum op_kind { OP_COND, OP_CALL, OP_ICALL };
+enum op_kind { OP_COND, OP_CALL, OP_ICALL, OP_SYSCALL };
 
 struct op {
 	uint8_t kind;
@@ -83,11 +99,17 @@ struct func {
 #define SZ_COND		6	/* 85 c0 75 02 90 90 */
 #define SZ_CALL		9	/* 85 c0 74 05 e8 rel32 */
 #define SZ_ICALL	6	/* 85 c0 74 02 ff d0 */
+#define SZ_SYSCALL	6	/* 85 c0 74 02 0f 05 */
 #define SZ_LOOP		8	/* 85 c0 0f 85 rel32 */
 #define SZ_MAIN		7	/* e8 rel32 (call f0); eb f9 (jmp main) */
 
-static struct func fn[NFUNC];
+static struct func ufn[NFUNC];	/* the program's functions */
+static struct func kfn[NFUNC];	/* -k: the kernel's */
+static struct func *fn = ufn;	/* the table the trace is in */
 static int with_cyc = 1;	/* -C: no CYC packets (TSC only) */
+static int with_kernel;		/* -k: syscalls into a kernel image */
+
+static void code(const struct func *tab, int i, uint8_t *b);
 static const char *raw_dir;	/* -r: also raw files for bench/ipt-loop */
 
 /* Write @len bytes of @p to @dir/@name; returns 0 or -1. */
@@ -109,28 +131,67 @@ put_file(const char *dir, const char *name, const void *p, size_t len)
 /*
  * The raw form ipt-loop reads (kAFL/Nyx page dumps): "addr" holds the
  * little-endian u64 address of each 4 KiB page of the program as mapped
- * (file offset N at 0x400000 + N), "dump" the pages.
+ * (file offset N at 0x400000 + N), then of the kernel image's (-k: @klen
+ * bytes at KTEXT), "dump" the pages.
  */
 static int
-put_pages(const char *dir, const uint8_t *elf, size_t elen)
+put_pages(const char *dir, const uint8_t *elf, size_t elen,
+    const uint8_t *kimg, size_t klen)
 {
-	size_t np = (elen + 4095) / 4096, i, k;
-	uint8_t *addr = calloc(np, 8), *dump = calloc(np, 4096);
+	size_t np = (elen + 4095) / 4096, nk = (klen + 4095) / 4096, i, k;
+	uint8_t *addr = calloc(np + nk, 8), *dump = calloc(np + nk, 4096);
 	int rc = -1;
 
 	if (addr != NULL && dump != NULL) {
 		memcpy(dump, elf, elen);
-		for (i = 0; i < np; i++)
+		if (klen > 0)
+			memcpy(dump + 4096 * np, kimg, klen);
+		for (i = 0; i < np + nk; i++)
 			for (k = 0; k < 8; k++)
-				addr[8 * i + k] = (uint8_t)((TEXT - 0x1000 +
-				    4096 * i) >> (8 * k));
-		rc = put_file(dir, "addr", addr, 8 * np);
+				addr[8 * i + k] = (uint8_t)((i < np ?
+				    TEXT - 0x1000 + 4096 * i :
+				    KTEXT + 4096 * (i - np)) >> (8 * k));
+		rc = put_file(dir, "addr", addr, 8 * (np + nk));
 		if (rc == 0)
-			rc = put_file(dir, "dump", dump, 4096 * np);
+			rc = put_file(dir, "dump", dump, 4096 * (np + nk));
 	}
 	free(addr);
 	free(dump);
 	return rc;
+}
+
+/*
+ * -k: the kernel image (int3 between functions; entry_SYSCALL_64 is
+ * `call *%rax; sysretq`) into *@img, its kallsyms (`_text`, the entry, a
+ * `kN` per function) into *@syms; returns the image's length or 0.
+ */
+static size_t
+kernel_image(uint8_t **img, char **syms, size_t *slen)
+{
+	size_t len = (size_t)(kfn[NFUNC - 1].addr + kfn[NFUNC - 1].size -
+	    KTEXT), cap = 64 + 40 * (NFUNC + 2), n;
+	uint8_t *b = malloc(len);
+	char *t = malloc(cap);
+	int i;
+
+	if (b == NULL || t == NULL) {
+		free(b);
+		free(t);
+		return 0;
+	}
+	memset(b, 0xcc, len);
+	memcpy(b + (KENTRY - KTEXT), "\xff\xd0\x48\x0f\x07", 5);
+	n = (size_t)snprintf(t, cap, "%llx T _text\n%llx T entry_SYSCALL_64\n",
+	    KTEXT, KENTRY);
+	for (i = 0; i < NFUNC; i++) {
+		code(kfn, i, b + (kfn[i].addr - KTEXT));
+		n += (size_t)snprintf(t + n, cap - n, "%llx t k%d\n",
+		    (unsigned long long)kfn[i].addr, i);
+	}
+	*img = b;
+	*syms = t;
+	*slen = n;
+	return len;
 }
 static uint64_t main_addr;
 static uint64_t rng_state;
@@ -151,18 +212,17 @@ pct(void)
 	return (unsigned)(rnd() >> 33) % 100;
 }
 
-/* The program: function layout from the seed. */
+/*
+ * The functions of one image from address @a on (the PRNG state goes
+ * on from the caller's); @sys: indirect-call sites may be syscalls.
+ */
 static void
-layout(uint64_t seed)
+layout_funcs(struct func *tab, uint64_t a, int sys)
 {
-	uint64_t a = TEXT;
 	int i, k;
 
-	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
-	main_addr = a;
-	a += SZ_MAIN;
 	for (i = 0; i < NFUNC; i++) {
-		struct func *f = &fn[i];
+		struct func *f = &tab[i];
 		uint32_t off = 0;
 
 		f->addr = a;
@@ -189,7 +249,8 @@ layout(uint64_t seed)
 					o->target = (uint16_t)(rnd() % NFUNC);
 				off += SZ_CALL;
 			} else {
-				o->kind = OP_ICALL;
+				o->kind = sys && pct() < 50 ? OP_SYSCALL :
+				    OP_ICALL;
 				off += SZ_ICALL;
 			}
 		}
@@ -200,6 +261,17 @@ layout(uint64_t seed)
 		f->size = off;
 		a += off;
 	}
+}
+
+/* The program (and with -k the kernel): function layout from the seed. */
+static void
+layout(uint64_t seed)
+{
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+	main_addr = TEXT;
+	layout_funcs(ufn, TEXT + SZ_MAIN, with_kernel);
+	if (with_kernel)
+		layout_funcs(kfn, KFUNCS, 0);
 }
 
 static void
@@ -213,11 +285,11 @@ put32(uint8_t *p, int32_t v)
 	p[3] = (uint8_t)(u >> 24);
 }
 
-/* Machine code of function @i into @b (f->size bytes). */
+/* Machine code of function @i of table @fn into @b (f->size bytes). */
 static void
-code(int i, uint8_t *b)
+code(const struct func *tab, int i, uint8_t *b)
 {
-	const struct func *f = &fn[i];
+	const struct func *f = &tab[i];
 	int k;
 
 	for (k = 0; k < f->nops; k++) {
@@ -234,8 +306,11 @@ code(int i, uint8_t *b)
 			p[2] = 0x74;
 			p[3] = 0x05;
 			p[4] = 0xe8;
-			put32(p + 5, (int32_t)(fn[o->target].addr -
+			put32(p + 5, (int32_t)(tab[o->target].addr -
 			    (f->addr + o->off + SZ_CALL)));
+			break;
+		case OP_SYSCALL:
+			memcpy(p + 2, "\x74\x02\x0f\x05", 4);
 			break;
 		default:
 			memcpy(p + 2, "\x74\x02\xff\xd0", 4);
@@ -264,7 +339,7 @@ write_asm(const char *path)
 	    "\t.text\n\t.globl _start\n\t.type _start, @function\n"
 	    "_start:\nthread_main:\n");
 	m[0] = 0xe8;
-	put32(m + 1, (int32_t)(fn[0].addr - (main_addr + 5)));
+	put32(m + 1, (int32_t)(ufn[0].addr - (main_addr + 5)));
 	m[5] = 0xeb;
 	m[6] = 0xf9;
 	fprintf(fp, "\t.byte ");
@@ -272,10 +347,10 @@ write_asm(const char *path)
 		fprintf(fp, "%s0x%02x", j ? "," : "", m[j]);
 	fprintf(fp, "\n\t.size _start, .-_start\n");
 	for (i = 0; i < NFUNC; i++) {
-		code(i, b);
+		code(ufn, i, b);
 		fprintf(fp, "\t.globl f%d\n\t.type f%d, @function\nf%d:\n",
 		    i, i, i);
-		for (j = 0; j < fn[i].size; j++)
+		for (j = 0; j < ufn[i].size; j++)
 			fprintf(fp, "%s0x%02x", j % 16 ? "," : j ?
 			    "\n\t.byte " : "\t.byte ", b[j]);
 		fprintf(fp, "\n\t.size f%d, .-f%d\n", i, i);
@@ -416,6 +491,7 @@ want_call(int depth)
 }
 
 static void run(struct gen *g, int i, int depth);
+static void do_syscall(struct gen *g, uint64_t ret, int depth);
 
 /* A call to @callee whose return address is @ret. */
 static void
@@ -432,6 +508,37 @@ do_call(struct gen *g, int callee, uint64_t ret, int depth)
 	} else {
 		tip(g, ret);
 	}
+}
+
+/*
+ * A syscall whose next instruction is @ret, user and kernel traced: far
+ * branches are TIPs (SDM 3C, "Intel PT: Packet Generation": SYSCALL and
+ * SYSRET are far transfers, and with both privilege levels traced no
+ * TIP.PGD/PGE is made).  entry_SYSCALL_64's `call *%rax` to a kernel
+ * function, its return, `sysretq`.
+ */
+static void
+do_syscall(struct gen *g, uint64_t ret, int depth)
+{
+	int c = (int)(rnd() % NFUNC);
+
+	tip(g, KENTRY);
+	tip(g, kfn[c].addr);
+	if (g->comp < RETSTACK)
+		g->comp++;
+	fn = kfn;
+	/* a short call tree: a syscall is a small part of a thread's time */
+	run(g, c, depth + 1 > MAXDEPTH - 2 ? depth + 1 : MAXDEPTH - 2);
+	fn = ufn;
+	if (g->full)
+		return;
+	if (g->comp > 0) {
+		g->comp--;
+		bit(g, 1, KENTRY + 2, 2);
+	} else {
+		tip(g, KENTRY + 2);
+	}
+	tip(g, ret);
 }
 
 static void
@@ -457,6 +564,14 @@ run(struct gen *g, int i, int depth)
 				}
 				bit(g, 0, at + 4, 3);
 				do_call(g, o->target, at + SZ_CALL, depth);
+				break;
+			case OP_SYSCALL:
+				if (!want_call(depth)) {
+					bit(g, 1, at + SZ_SYSCALL, 3);
+					break;
+				}
+				bit(g, 0, at + 4, 3);
+				do_syscall(g, at + SZ_SYSCALL, depth);
 				break;
 			default:
 				if (!want_call(depth)) {
@@ -587,8 +702,9 @@ write_snap(const char *out, const char *prog, uint64_t mib, int nthr,
 	struct mt_snap_process pr;
 	struct mt_snap_mmap mm;
 	struct mt_snap_elf el;
-	char path[4096], tmp[4200];
-	size_t elen, i;
+	char path[4096], tmp[4200], *ksyms = NULL;
+	size_t elen, i, klen = 0, kslen = 0;
+	uint8_t *kimg = NULL;
 	uint8_t *elf = slurp(prog, &elen);
 	uint64_t per = (mib << 20) / (uint64_t)nthr;
 	int fd, rc = 0;
@@ -645,7 +761,31 @@ write_snap(const char *out, const char *prog, uint64_t mib, int nthr,
 	el.len = elen;
 	el.data = elf;
 	rc |= mt_snap_add_elf(&s, &el);
-	if (raw_dir != NULL && put_pages(raw_dir, elf, elen) < 0)
+	if (with_kernel) {
+		struct mt_snap_blob kb;
+		struct mt_snap_text kt;
+
+		klen = kernel_image(&kimg, &ksyms, &kslen);
+		if (klen == 0)
+			return 1;
+		s.ptcfg.kernel = 1;
+		memset(&kb, 0, sizeof(kb));
+		kb.kind = MT_SNAP_BLOB_KERNEL;
+		kb.addr = KTEXT;
+		kb.name = (char *)"[kernel.kallsyms]";
+		kb.len = klen;
+		kb.data = kimg;
+		rc |= mt_snap_add_blob(&s, &kb);
+		memset(&kt, 0, sizeof(kt));
+		kt.kind = MT_SNAP_TEXT_KALLSYMS;
+		kt.len = kslen;
+		kt.data = ksyms;
+		rc |= mt_snap_add_text(&s, &kt);
+		if (raw_dir != NULL &&
+		    put_file(raw_dir, "kallsyms", ksyms, kslen) < 0)
+			rc = 1;
+	}
+	if (raw_dir != NULL && put_pages(raw_dir, elf, elen, kimg, klen) < 0)
 		rc = 1;
 	if (mm.build_id_len == 0) {
 		fprintf(stderr, "gen-synth: '%s' has no build-id\n", prog);
@@ -687,6 +827,8 @@ write_snap(const char *out, const char *prog, uint64_t mib, int nthr,
 		rc = 1;
 	}
 	free(elf);
+	free(kimg);
+	free(ksyms);
 	mt_snap_release(&s);
 	return rc ? 1 : 0;
 }
@@ -694,8 +836,8 @@ write_snap(const char *out, const char *prog, uint64_t mib, int nthr,
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: gen-synth asm [-S seed] -o prog.s\n"
-	    "       gen-synth snap [-C] [-r dir] [-S seed] [-t threads] "
+	fprintf(stderr, "usage: gen-synth asm [-k] [-S seed] -o prog.s\n"
+	    "       gen-synth snap [-Ck] [-r dir] [-S seed] [-t threads] "
 	    "-m MIB -e prog "
 	    "-o out.snap\n");
 }
@@ -712,9 +854,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	optind = 2;
-	while ((c = getopt(argc, argv, "CS:t:m:e:o:r:")) != -1) {
+	while ((c = getopt(argc, argv, "CkS:t:m:e:o:r:")) != -1) {
 		switch (c) {
 		case 'C': with_cyc = 0; break;
+		case 'k': with_kernel = 1; break;
 		case 'r': raw_dir = optarg; break;
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
 		case 't': nthr = atoi(optarg); break;

@@ -14,10 +14,12 @@
  * perf finds code by the path in MMAP2 records, so the code bytes the
  * snapshot carries (BLOB chunks: vDSO, raw page dumps; ELF chunks) are
  * written as files into files_dir and the mappings point at them; perf
- * reads a flat non-ELF file as raw bytes at pgoff.
+ * reads a flat non-ELF file as raw bytes at pgoff.  Kernel text goes
+ * there as a vmlinux (perf-vmlinux.c) with a kernel MMAP2 record.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,8 @@ struct ex {
 	struct ex_blob *blobs;		/* BLOB chunks joined into files */
 	size_t nblobs;
 	char **elf_path;		/* per ELF chunk: its file */
+	char *kpath;			/* kernel text as a vmlinux, or NULL */
+	uint64_t kaddr, klen;		/* its address and length */
 	struct mt_pd_build_id *bids;	/* build-ids of written mappings */
 	size_t nbids;
 	int dir_made;
@@ -251,12 +255,31 @@ write_code_files(struct ex *x)
 		}
 		if (j == i)
 			j = i + 1;
-		if (b->kind == MT_SNAP_BLOB_KERNEL || g->len == 0)
-			continue;	/* user space only: see docs/perf.md */
+		/* kernel text alone, as a vmlinux: see docs/perf.md */
+		if (g->len == 0 || (b->kind == MT_SNAP_BLOB_KERNEL &&
+		    (x->kpath != NULL || strcmp(bn, "[kernel.kallsyms]"))))
+			continue;
 		mt_wbuf_init(&data);
 		for (k = i; k < j; k++)
 			mt_wbuf_put(&data, s->blobs[k].data,
 			    (size_t)s->blobs[k].len);
+		if (b->kind == MT_SNAP_BLOB_KERNEL) {
+			struct mt_wbuf elf;
+
+			mt_wbuf_init(&elf);
+			rc = data.err ? data.err : perf_vmlinux(&elf, s,
+			    g->addr, data.p, data.len);
+			if (rc == 0)
+				rc = write_code_file(x, "vmlinux", elf.p,
+				    elf.len, &x->kpath);
+			mt_wbuf_release(&elf);
+			mt_wbuf_release(&data);
+			x->kaddr = g->addr;
+			x->klen = g->len;
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		safe_name(safe, sizeof(safe), bn[0] ? bn : "blob");
 		snprintf(name, sizeof(name), "blob%zu-%llx-%s.bin", i,
 		    (unsigned long long)g->addr, safe);
@@ -426,6 +449,31 @@ aux_tid(const struct ex *x, const struct mt_snap_aux *a)
 	return x->npids > 0 ? x->pids[0] : PERF_EXPORT_TID0;
 }
 
+/*
+ * The kernel MMAP record perf makes its kernel map from (it makes none
+ * for a perf.data it reads without one): the host kernel's name with the
+ * symbol the map is relocated against, at that symbol's address.
+ */
+static int
+push_kernel_mmap(struct ex *x)
+{
+	struct mt_sb_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = MT_SB_MMAP2;
+	r.misc = MT_SB_MISC_KERNEL;
+	r.id.pid = r.id.tid = UINT32_MAX;
+	r.id.id = DUMMY_ID;
+	r.u.mmap.pid = r.u.mmap.tid = UINT32_MAX;
+	r.u.mmap.addr = x->kaddr;
+	r.u.mmap.len = x->klen;
+	r.u.mmap.pgoff = x->kaddr;
+	r.u.mmap.prot = 5;
+	r.u.mmap.flags = 2;
+	r.u.mmap.filename = "[kernel.kallsyms]_text";
+	return push(x, &r);
+}
+
 /* COMM and MMAP2 records for what the snapshot knew at attach time. */
 static int
 synth_records(struct ex *x)
@@ -447,6 +495,8 @@ synth_records(struct ex *x)
 		if (s->aux[i].cpu == MT_SNAP_NONE && !thread_known(s,
 		    s->aux[i].tid))
 			rc = add_pid(x, aux_tid(x, &s->aux[i]));
+	if (rc == 0 && x->kpath != NULL)
+		rc = push_kernel_mmap(x);
 	for (i = 0; rc == 0 && i < s->nprocs; i++)
 		rc = push_comm(x, s->procs[i].pid, s->procs[i].pid,
 		    s->procs[i].comm);
@@ -949,6 +999,7 @@ perf_export(const struct perf_export_opts *o, const struct mt_snap *s,
     int fd, struct perf_diag *d)
 {
 	struct ex x;
+	char note[PATH_MAX + 64];
 	size_t i;
 	int rc;
 
@@ -964,11 +1015,15 @@ perf_export(const struct perf_export_opts *o, const struct mt_snap *s,
 		rc = -MT_E_UNSUPP;
 		goto out;
 	}
-	if (s->has_ptcfg && s->ptcfg.backend == MT_SNAP_BK_INTEL_PT &&
-	    s->ptcfg.kernel)
-		warn(&x, "kernel code is not exported: perf needs kcore and "
-		    "kallsyms for it, see docs/perf.md");
 	rc = write_code_files(&x);
+	if (rc == 0 && x.kpath != NULL) {
+		snprintf(note, sizeof(note), "kernel code in '%s': give perf "
+		    "script --vmlinux %s", x.kpath, x.kpath);
+		warn(&x, note);
+	} else if (rc == 0 && s->has_ptcfg && s->ptcfg.kernel &&
+	    s->ptcfg.backend == MT_SNAP_BK_INTEL_PT)
+		warn(&x, "kernel code is not exported: the snapshot has no "
+		    "kernel text, see docs/perf.md");
 	if (rc == 0)
 		rc = synth_records(&x);
 	if (rc == 0)
@@ -984,6 +1039,7 @@ out:
 		free(x.blobs[i].path);
 	for (i = 0; x.elf_path && i < s->nelfs; i++)
 		free(x.elf_path[i]);
+	free(x.kpath);
 	for (i = 0; i < x.nbids; i++)
 		free(x.bids[i].filename);
 	free(x.bids);

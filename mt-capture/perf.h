@@ -14,6 +14,7 @@
 
 struct mt_snap;
 struct mt_pd;
+struct mt_wbuf;
 
 struct perf_diag {
 	uint64_t off;		/* byte offset in the input, when known */
@@ -48,6 +49,14 @@ struct perf_export_opts {
  */
 int perf_export(const struct perf_export_opts *o, const struct mt_snap *s,
     int fd, struct perf_diag *d);
+
+/*
+ * Append to @out an ELF executable perf reads with --vmlinux: the @len
+ * bytes of kernel code @code at @addr, and the kallsyms TEXT chunks' text
+ * symbols of @s inside them (perf-vmlinux.c).  Returns 0 or -MT_E_NOMEM.
+ */
+int perf_vmlinux(struct mt_wbuf *out, const struct mt_snap *s,
+    uint64_t addr, const uint8_t *code, uint64_t len);
 
 struct perf_import_opts {
 	const char *debug_dir;	/* perf's build-id cache, e.g. ~/.debug;

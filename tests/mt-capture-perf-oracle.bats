@@ -8,6 +8,7 @@
 
 ORACLE="$MT_ROOT/tests/helpers/oracle"
 load helpers/real-pt
+load helpers/gen-synth
 
 setup_file() {
 	D="$BATS_FILE_TMPDIR"
@@ -53,6 +54,30 @@ both() {	# both SNAPSHOT [oracle options]: calls/returns, then branches
 @test "oracle: synthetic kernel" { both kernel.snap; }
 @test "oracle: synthetic interrupt" { both irq.snap; }
 @test "oracle: synthetic IP filter" { both filter.snap; }
+
+@test "oracle: user and kernel, syscalls into a bundled kernel image (gen-synth -k)" {
+	# bench/gen-synth -k: a program whose syscalls enter a generated
+	# kernel image at 0xffffffff81000000, bundled as mt-capture bundles
+	# kernel text; export-perf writes it as a vmlinux and a kernel MMAP
+	# record, the oracle gives perf --vmlinux and compares kernel
+	# branches too
+	gen_synth_build "$D" 7
+	"$D/gen-synth" asm -k -S 7 -o "$D/progk.s"
+	cc -nostdlib -static -no-pie -Wl,--build-id -Wl,-Ttext=0x401000 \
+		-o "$D/progk" "$D/progk.s"
+	"$D/gen-synth" snap -C -k -S 7 -t 1 -m 1 -e "$D/progk" -o k.snap
+	both k.snap
+	# the kernel was decoded by both, not left out: every sysret
+	mt-decode -q -o k.ev k.snap
+	n=$(grep -c '^sysret ' k.ev)
+	mt-capture export-perf -o k.data k.snap 2> k.err
+	grep -q "give perf script --vmlinux $D/k.data.files/vmlinux" k.err
+	perf script -i k.data --vmlinux k.data.files/vmlinux --itrace=be \
+		-F flags,ip,addr > k.perf
+	[ "$n" -gt 1000 ]
+	[ "$(grep -c sysret k.perf)" -eq "$n" ]
+	[ "$(awk '$1 == "call" && $4 ~ /^0xffffffff8/' k.ev | wc -l)" -gt 1000 ]
+}
 
 @test "oracle: pipe-mode export agrees too" {
 	run "$ORACLE" -b -x --pipe calls.snap
