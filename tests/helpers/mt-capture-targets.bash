@@ -66,3 +66,29 @@ not_stopped_nor_traced() {
 	[ "$tr" = "0" ]
 	[ "$st" != "T" ] && [ "$st" != "t" ]
 }
+
+# private_libm DIR: a copy of the system's libm.so.6 in DIR, for
+# LD_LIBRARY_PATH=DIR.  Uprobes are set per file: an int3 in a process
+# mapping this copy comes from a uprobe on it, never from another run's
+# trigger on the system's libm (peekcode in the uprobe tests).
+private_libm() {
+	mkdir -p "$1"
+	cp "$(realpath /lib/x86_64-linux-gnu/libm.so.6)" "$1/libm.so.6"
+}
+
+# peek_is_original ERR LIB PEEK: the trigger libm.so.6:cos that
+# mt-capture's stderr ERR describes is cos in the file LIB, and PEEK (the
+# output of peekcode cos in another process) is LIB's own byte there, no
+# int3, read from a mapping of LIB.
+peek_is_original() {
+	local off want poff pbyte ppath
+	off=$(sed -n "s/.*trigger 'libm.so.6:cos' is cos.*libm\.so\.6+0x\([0-9a-f]*\).*/\1/p" "$1")
+	[ -n "$off" ]
+	grep -qF "$2+0x$off" "$1"
+	read -r poff pbyte ppath <<< "$3"
+	[ "$ppath" = "$2" ]
+	[ "$poff" = "$off" ]
+	want=$(od -An -tx1 -j $((16#$off)) -N1 "$2" | tr -d ' ')
+	[ "$want" != cc ]
+	[ "$pbyte" = "$want" ]
+}
