@@ -24,6 +24,7 @@
 #include "dso.h"
 #include "err.h"
 #include "events.h"
+#include "pages.h"
 #include "resolve.h"
 #include "textsyms.h"
 
@@ -184,7 +185,7 @@ sym_res_new(struct sym_res **rp, const struct sym_res_opts *o)
 		return -MT_E_NOMEM;
 	r->o = o;
 	r->cache_cap = 1 << 10;	/* grows at half full */
-	r->cache = calloc(r->cache_cap, sizeof(*r->cache));
+	r->cache = sym_pages_new(r->cache_cap * sizeof(*r->cache));
 	if (r->cache == NULL) {
 		free(r);
 		return -MT_E_NOMEM;
@@ -211,7 +212,7 @@ sym_res_free(struct sym_res *r)
 		free(r->procs[i].ep);
 	}
 	free(r->procs);
-	free(r->cache);
+	sym_pages_free(r->cache, r->cache_cap * sizeof(*r->cache));
 	strtab_release(&r->fns);
 	strtab_release(&r->files);
 	strtab_release(&r->dsonames);
@@ -656,28 +657,39 @@ slot_hash(uint64_t addr, uint32_t pid, uint32_t gen, uint32_t ep)
 	    (uint64_t)ep << 48);
 }
 
+/*
+ * Doubles the address cache.  Its entries (at most half the old table)
+ * are set aside and the old table given back before the new one is
+ * filled, so the two tables are never resident together; the entries go
+ * in in the old table's order, as a rehash from it would put them.
+ * Returns 0, or -MT_E_NOMEM (the cache is then empty, cache_cap 0, and
+ * the resolver only fit to be freed).
+ */
 static int
 cache_grow(struct sym_res *r)
 {
-	size_t cap = r->cache_cap * 2, i, j;
-	struct addr_slot *v = calloc(cap, sizeof(*v));
+	size_t cap = r->cache_cap * 2, i, j, n = 0;
+	struct addr_slot *keep, *v;
 
-	if (v == NULL)
+	keep = sym_pages_new(r->cache_n * sizeof(*keep));
+	if (keep == NULL)
 		return -MT_E_NOMEM;
-	for (i = 0; i < r->cache_cap; i++) {
-		const struct addr_slot *s = &r->cache[i];
+	for (i = 0; i < r->cache_cap; i++)
+		if (r->cache[i].loc != 0)
+			keep[n++] = r->cache[i];
+	sym_pages_free(r->cache, r->cache_cap * sizeof(*r->cache));
+	r->cache = v = sym_pages_new(cap * sizeof(*v));
+	r->cache_cap = v != NULL ? cap : 0;
+	for (i = 0; v != NULL && i < n; i++) {
+		const struct addr_slot *s = &keep[i];
 
-		if (s->loc == 0)
-			continue;
 		for (j = slot_hash(s->addr, s->pid, s->gen, s->ep) &
 		    (cap - 1); v[j].loc != 0; j = (j + 1) & (cap - 1))
 			;
 		v[j] = *s;
 	}
-	free(r->cache);
-	r->cache = v;
-	r->cache_cap = cap;
-	return 0;
+	sym_pages_free(keep, r->cache_n * sizeof(*keep));
+	return v != NULL ? 0 : -MT_E_NOMEM;
 }
 
 int

@@ -26,6 +26,7 @@
 #include "events.h"
 #include "fastline.h"
 #include "outfile.h"
+#include "pages.h"
 #include "progress.h"
 #include "resolve.h"
 #include "stream.h"
@@ -258,7 +259,7 @@ release(struct run *u)
 	free(u->rmaps);
 	free(u->tids.tid);
 	free(u->tids.pid);
-	free(u->dm);
+	sym_pages_free(u->dm, sizeof(*u->dm) << u->dm_bits);
 	if (u->infd > 0)
 		close(u->infd);
 	if (u->out_open)
@@ -331,11 +332,11 @@ pid_of(struct run *u, uint32_t tid)
 static int
 dm_make(struct run *u, unsigned bits)
 {
-	struct dm_ent *v = calloc((size_t)1 << bits, sizeof(*v));
+	struct dm_ent *v = sym_pages_new(sizeof(*v) << bits);
 
 	if (v == NULL)
 		return -MT_E_NOMEM;
-	free(u->dm);
+	sym_pages_free(u->dm, sizeof(*v) << u->dm_bits);
 	u->dm = v;
 	u->dm_bits = bits;
 	u->dm_misses = 0;
