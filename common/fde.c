@@ -412,7 +412,11 @@ mt_fde_sort(struct mt_fde_tab *t)
 
 	if (t->n == 0)
 		return;
-	qsort(t->v, t->n, sizeof(*t->v), fde_cmp);
+	/* (Sorted already, as a file's .eh_frame often is: one pass.) */
+	for (i = 1; i < t->n && fde_cmp(&t->v[i - 1], &t->v[i]) <= 0; i++)
+		;
+	if (i < t->n)
+		qsort(t->v, t->n, sizeof(*t->v), fde_cmp);
 	for (i = 1; i < t->n; i++) {
 		if (t->v[i].start == t->v[k].start)
 			continue;

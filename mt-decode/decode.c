@@ -700,6 +700,9 @@ dec_all(const struct decode_opts *o, const struct mt_snap *s,
 		for (rc = 0, i = 0; rc >= 0 && i < s->naux; i++)
 			rc = dec_seq_buffer(&r, i, NULL);
 out:
+	/* Function bounds that could not be made: the stream is wrong. */
+	if (rc >= 0 && image_set_fns_failed(r.is))
+		rc = -MT_E_NOMEM;
 	if (r.wc != NULL) {
 		uint64_t nw, ni;
 

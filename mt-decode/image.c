@@ -875,6 +875,10 @@ image_set_free(struct image_set *is)
 	free(is->paths);
 	free(is->fns);
 	mt_fde_tab_release(&is->fdes);
+	free(is->fnmaps);
+	for (i = 0; i < is->nefdes; i++)
+		mt_fde_tab_release(&is->efdes[i].t);
+	free(is->efdes);
 	free(is->warn);
 	free(is->elfs);
 	free(is->bundled);

@@ -160,6 +160,13 @@ int image_set_section_at(struct image_set *is, uint32_t pid, uint64_t ip,
  */
 int image_set_fn_lookup(void *is, uint64_t addr, uint64_t *lo, uint64_t *hi);
 /*
+ * The first lookup makes the tables (the files' symbols are read then,
+ * not while the set is built): call it once before threads share the
+ * set.  1 if making them ran out of memory (lookups then find nothing:
+ * the run must fail), else 0.
+ */
+int image_set_fns_failed(const struct image_set *is);
+/*
  * The bytes of section @isid in memory (walk_code_fn): *@code holds
  * *@size bytes from address *@vaddr, the same bytes libipt's section cache
  * reads (its file mapped when the section was added).  Returns 0, or -1

@@ -27,59 +27,110 @@
 #include "imageset.h"
 
 /*
- * Collect the FDE ranges of @e (@path) mapped at [start, end) with @bias
- * (common/fde.h): the bounds of code that no symbol covers, in stripped
- * programs and ld.so.  A corrupt .eh_frame is a warning.
+ * Read the FDE ranges of efdes[@i] unless they are held.  Returns 0 or
+ * -MT_E_NOMEM.
  */
 static int
-image_add_fdes(struct image_set *is, struct mt_elf *e, const char *path,
-    uint64_t start, uint64_t end, uint64_t bias)
+image_efde_read(struct image_set *is, size_t i)
 {
-	struct mt_fde_tab t;
-	struct mt_fde_diag d;
-	size_t i;
-	int rc;
+	struct image_efde *f = &is->efdes[i];
 
-	mt_fde_tab_init(&t);
-	rc = mt_fde_read_elf(&t, e, &d);
-	if (rc == -MT_E_NOMEM)
-		goto out;
-	if (rc < 0)
-		rc = image_warn(is, "'%s': %s at byte %llu of %s; no function "
-		    "bounds from its later records", path, mt_strerror(rc),
-		    (unsigned long long)d.off, d.section);
-	for (i = 0; rc == 0 && i < t.n; i++) {
-		uint64_t lo = t.v[i].start + bias, hi = t.v[i].end + bias;
-
-		if (lo >= start && lo < end && hi > lo)
-			rc = mt_fde_tab_add(&is->fdes, lo, hi);
+	if (f->held)
+		return 0;
+	mt_fde_tab_init(&f->t);
+	f->rc = mt_fde_read_elf(&f->t, f->e, &f->d);
+	if (f->rc == -MT_E_NOMEM) {
+		mt_fde_tab_release(&f->t);
+		return -MT_E_NOMEM;
 	}
-	is->fns_sorted = 0;
-out:
-	mt_fde_tab_release(&t);
-	return rc;
+	f->held = 1;
+	return 0;
 }
 
-/* Collect the function ranges of @e mapped at [start, end) from @pgoff. */
+/*
+ * The FDE ranges of @e (common/fde.h: the bounds of code that no symbol
+ * covers, in stripped programs and ld.so), read on its first mapping
+ * and held until the tables are made (image_fns_make): *@i gets their
+ * index in efdes.  A corrupt .eh_frame is a warning naming @path, once
+ * per mapping as each reads it.  Returns 0 or -MT_E_NOMEM.
+ */
+static int
+image_efde_of(struct image_set *is, struct mt_elf *e, const char *path,
+    size_t *i)
+{
+	struct image_efde *f;
+	int rc;
+
+	for (*i = 0; *i < is->nefdes; (*i)++)
+		if (is->efdes[*i].e == e)
+			break;
+	if (*i == is->nefdes) {
+		f = grow(is->efdes, is->nefdes, sizeof(*f));
+		if (f == NULL)
+			return -MT_E_NOMEM;
+		is->efdes = f;
+		memset(&f[is->nefdes], 0, sizeof(*f));
+		f[is->nefdes].e = e;
+		is->nefdes++;
+	}
+	if ((rc = image_efde_read(is, *i)) < 0)
+		return rc;
+	f = &is->efdes[*i];
+	if (f->rc < 0)
+		return image_warn(is, "'%s': %s at byte %llu of %s; no function "
+		    "bounds from its later records", path, mt_strerror(f->rc),
+		    (unsigned long long)f->d.off, f->d.section);
+	return 0;
+}
+
+/*
+ * Note the function ranges of @e mapped at [start, end) from @pgoff: its
+ * FDEs are read now (their warnings belong to loading), its symbols when
+ * a function is first looked up (image_fns_make).
+ */
 int
 image_add_fns(struct image_set *is, struct mt_elf *e, const char *path,
     uint64_t start, uint64_t end, uint64_t pgoff)
 {
-	const struct mt_elf_sym *syms;
-	size_t n, i;
-	uint64_t fv, bias;
+	struct image_fnmap *m;
+	uint64_t fv;
+	size_t fi;
 	int rc;
 
 	if (mt_elf_off_to_vaddr(e, pgoff, &fv) < 0)
 		return 0;
-	bias = start - fv;
-	rc = image_add_fdes(is, e, path, start, end, bias);
-	if (rc < 0 || mt_elf_syms(e, &syms, &n) < 0)
+	rc = image_efde_of(is, e, path, &fi);
+	if (rc < 0)
 		return rc;
-	for (i = 0; i < n; i++) {
-		uint64_t lo = syms[i].start + bias, hi = syms[i].end + bias;
+	m = grow(is->fnmaps, is->nfnmaps, sizeof(*m));
+	if (m == NULL)
+		return -MT_E_NOMEM;
+	is->fnmaps = m;
+	m = &is->fnmaps[is->nfnmaps++];
+	m->e = e;
+	m->efde = fi;
+	m->start = start;
+	m->end = end;
+	m->bias = start - fv;
+	is->fns_sorted = 0;
+	return 0;
+}
 
-		if (syms[i].end <= syms[i].start || lo < start || lo >= end)
+/* Append the symbols of @m that start in it to fns. */
+static int
+image_fns_of(struct image_set *is, const struct image_fnmap *m)
+{
+	const struct mt_elf_sym *syms;
+	size_t n, i;
+
+	if (mt_elf_syms(m->e, &syms, &n) < 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		uint64_t lo = syms[i].start + m->bias;
+		uint64_t hi = syms[i].end + m->bias;
+
+		if (syms[i].end <= syms[i].start || lo < m->start ||
+		    lo >= m->end)
 			continue;
 		if (is->nfns == is->capfns) {
 			size_t c = is->capfns ? 2 * is->capfns : 1024;
@@ -94,7 +145,27 @@ image_add_fns(struct image_set *is, struct mt_elf *e, const char *path,
 		is->fns[is->nfns].hi = hi;
 		is->nfns++;
 	}
-	is->fns_sorted = 0;
+	return 0;
+}
+
+/* Append the FDE ranges of @m that start in it to fdes. */
+static int
+image_fdes_of(struct image_set *is, const struct image_fnmap *m)
+{
+	const struct mt_fde_tab *t = &is->efdes[m->efde].t;
+	size_t i;
+	int rc;
+
+	if ((rc = image_efde_read(is, m->efde)) < 0)
+		return rc;
+	for (i = 0; i < t->n; i++) {
+		uint64_t lo = t->v[i].start + m->bias;
+		uint64_t hi = t->v[i].end + m->bias;
+
+		if (lo >= m->start && lo < m->end && hi > lo &&
+		    (rc = mt_fde_tab_add(&is->fdes, lo, hi)) < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -106,6 +177,54 @@ fn_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/*
+ * Make fns and fdes from the mappings, sorted by address.  Taken in the
+ * order of their starts, mappings that do not overlap give sorted
+ * tables at once; otherwise fns are made in the order the mappings were
+ * added and sorted stably (equal starts: the last added wins the
+ * lookup), as they always were.  Returns 0 or -MT_E_NOMEM.
+ */
+static int
+image_fns_make(struct image_set *is)
+{
+	size_t *ord, i, j, n = is->nfnmaps;
+	int rc = 0;
+
+	ord = malloc((n ? n : 1) * sizeof(*ord));
+	if (ord == NULL)
+		return -MT_E_NOMEM;
+	for (i = 0; i < n; i++) {	/* by start, stable; a few mappings */
+		for (j = i; j > 0 && is->fnmaps[ord[j - 1]].start >
+		    is->fnmaps[i].start; j--)
+			ord[j] = ord[j - 1];
+		ord[j] = i;
+	}
+	is->nfns = 0;
+	is->fdes.n = 0;
+	for (i = 0; rc == 0 && i < n; i++)
+		if ((rc = image_fns_of(is, &is->fnmaps[ord[i]])) == 0)
+			rc = image_fdes_of(is, &is->fnmaps[ord[i]]);
+	for (i = 1; rc == 0 && i < is->nfns; i++)
+		if (is->fns[i - 1].lo >= is->fns[i].lo)
+			break;
+	if (rc == 0 && i < is->nfns) {
+		is->nfns = 0;
+		for (i = 0; rc == 0 && i < n; i++)
+			rc = image_fns_of(is, &is->fnmaps[i]);
+		if (rc == 0)
+			qsort(is->fns, is->nfns, sizeof(*is->fns), fn_cmp);
+	}
+	free(ord);
+	if (rc == 0)
+		mt_fde_sort(&is->fdes);	/* sorted already: one pass */
+	/* The files' own tables are in fdes now (read again if needed). */
+	for (i = 0; i < is->nefdes; i++) {
+		mt_fde_tab_release(&is->efdes[i].t);
+		is->efdes[i].held = 0;
+	}
+	return rc;
+}
+
 int
 image_set_fn_lookup(void *arg, uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
@@ -114,11 +233,11 @@ image_set_fn_lookup(void *arg, uint64_t addr, uint64_t *lo, uint64_t *hi)
 	size_t l = 0, h;
 
 	if (!is->fns_sorted) {
-		if (is->nfns > 0)
-			qsort(is->fns, is->nfns, sizeof(*is->fns), fn_cmp);
-		mt_fde_sort(&is->fdes);
+		is->fns_nomem = image_fns_make(is) < 0;
 		is->fns_sorted = 1;
 	}
+	if (is->fns_nomem)
+		return 0;
 	h = is->nfns;
 	while (l < h) {		/* first entry with lo > addr */
 		size_t m = l + (h - l) / 2;
@@ -140,6 +259,12 @@ image_set_fn_lookup(void *arg, uint64_t addr, uint64_t *lo, uint64_t *hi)
 	*lo = f->start;
 	*hi = f->end;
 	return 1;
+}
+
+int
+image_set_fns_failed(const struct image_set *is)
+{
+	return is->fns_nomem;
 }
 
 static int

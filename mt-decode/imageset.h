@@ -83,6 +83,26 @@ struct image_range {
 	uint64_t start, end, pgoff;
 };
 
+/* The FDE ranges of one ELF file, read once however often it is mapped. */
+struct image_efde {
+	struct mt_elf *e;	/* held in elfs */
+	struct mt_fde_tab t;	/* mt_fde_read_elf's, sorted; owned */
+	int held;		/* t is read (released once in fdes) */
+	int rc;			/* its status: < 0 a corrupt section */
+	struct mt_fde_diag d;	/* where, when rc < 0 */
+};
+
+/*
+ * A mapping that gives function ranges (image_add_fns), in the order
+ * added: fns and fdes are made from these on first use.
+ */
+struct image_fnmap {
+	struct mt_elf *e;	/* held in elfs (or being kept there) */
+	size_t efde;		/* its FDEs: efdes[efde] */
+	uint64_t start, end;	/* [start, end) in the process */
+	uint64_t bias;		/* process address - file vaddr */
+};
+
 struct image_global {
 	int isid;		/* section for every process */
 };
@@ -104,9 +124,13 @@ struct image_set {
 	struct image_fn *fns;		size_t nfns, capfns;
 	struct mt_fde_tab fdes;	/* FDE ranges, in the process: function
 				 * bounds where no symbol covers code */
-	int fns_sorted;		/* fns and fdes are sorted */
+	int fns_sorted;		/* fns and fdes are made from fnmaps and
+				 * sorted (image_fns_make) */
+	int fns_nomem;		/* making them ran out of memory */
+	struct image_fnmap *fnmaps;	size_t nfnmaps;
+	struct image_efde *efdes;	size_t nefdes;
 	char **warn;			size_t nwarn;
-	struct mt_elf **elfs;		size_t nelfs;	/* kept for fns */
+	struct mt_elf **elfs;		size_t nelfs;	/* kept for fnmaps */
 	struct mt_elf **bundled;	/* ELF chunk i opened, NULL: not yet;
 					 * held in elfs */
 	struct image_file *files;	size_t nfiles;	/* opened on disk */

@@ -644,7 +644,7 @@ par_decode(struct dec_run *r, const struct mt_snap *s, struct image_set *is,
 		goto out;
 	}
 	rc = 0;
-	/* The function table is sorted on first use: do it now. */
+	/* The function tables are made on first use: now, not in workers. */
 	(void)image_set_fn_lookup(is, 0, &lo, &hi);
 	if ((size_t)jobs > p.n)
 		jobs = (int)p.n;
@@ -748,7 +748,7 @@ par_decode_runs(struct dec_run *r, const struct mt_snap *s,
 		p.unit[i].runs = &rs[i];
 		p.slot[i].fd = -1;
 	}
-	/* The function table is sorted on first use: do it now. */
+	/* The function tables are made on first use: now, not in workers. */
 	(void)image_set_fn_lookup(is, 0, &lo, &hi);
 	if ((size_t)jobs > p.n)
 		jobs = (int)p.n;

@@ -345,6 +345,66 @@ bundled_code_read_from_a_piped_snapshot(void)
 	unlink(path);
 }
 
+/*
+ * Mappings that overlap (the program at BASE1 in one process and 16
+ * bytes higher in another) give function ranges out of order: the
+ * lookup still takes the function that starts last at or before the
+ * address, whichever mapping gave it (the later mapping on a tie), as a
+ * search of both mappings' symbols (read here with common/elffile)
+ * finds it, at the first bytes of every function of either mapping.
+ */
+static void
+overlapping_mappings_give_the_nearest_function(void)
+{
+	struct image_opts o = { 0 };
+	struct image_set *is = NULL;
+	const struct mt_elf_sym *syms;
+	struct mt_elf *e = NULL;
+	struct mt_snap s;
+	uint64_t fv = 0, lo, hi, base[2] = { BASE1, BASE1 + 16 };
+	size_t n = 0, i, k, j, checked = 0;
+	int bad = 0;
+
+	mt_snap_init(&s);
+	add_map(&s, 40, base[0], self);
+	add_map(&s, 41, base[1], self);
+	CHECK(image_set_new(&is, &s, &o) == 0);
+	CHECK(mt_elf_open(&e, self) == 0 && mt_elf_off_to_vaddr(e, 0,
+	    &fv) == 0 && mt_elf_syms(e, &syms, &n) == 0);
+	for (i = 0; is != NULL && e != NULL && i < n; i++)
+		for (k = 0; k < 2; k++) {
+			uint64_t a = syms[i].start - fv + base[k] + 3;
+			uint64_t blo = 0, bhi = 0;
+
+			if (syms[i].start - fv >= 0x100000)
+				continue;
+			/* The reference: the largest start <= a (in the
+			 * mapping added last on a tie). */
+			for (j = 0; j < 2 * n; j++) {
+				const struct mt_elf_sym *y = &syms[j % n];
+				uint64_t l = y->start - fv + base[j / n];
+
+				if (y->start - fv < 0x100000 &&
+				    y->end > y->start && l <= a && l >= blo) {
+					blo = l;
+					bhi = y->end - fv + base[j / n];
+				}
+			}
+			if (a >= bhi)
+				continue;	/* no symbol: FDEs decide */
+			checked++;
+			if (!image_set_fn_lookup(is, a, &lo, &hi) ||
+			    lo != blo || hi != bhi)
+				bad++;
+		}
+	CHECK(checked > 100);
+	CHECK_EQ_U64(bad, 0);
+	CHECK(is != NULL && !image_set_fns_failed(is));
+	mt_elf_free(e);
+	image_set_free(is);
+	mt_snap_release(&s);
+}
+
 int
 main(void)
 {
@@ -356,5 +416,6 @@ main(void)
 	TEST(file_on_disk_opened_once);
 	TEST(bundled_code_read_from_the_snapshot_mapping);
 	TEST(bundled_code_read_from_a_piped_snapshot);
+	TEST(overlapping_mappings_give_the_nearest_function);
 	return tap_done();
 }
