@@ -467,6 +467,75 @@ sort_cuts_overlaps(void)
 	mt_fde_tab_release(&t);
 }
 
+static int
+ref_cmp(const void *a, const void *b)
+{
+	const struct mt_fde *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;
+}
+
+/*
+ * Tables in runs (sorted, reversed, a few runs as in libc's .eh_frame,
+ * many short ones, equal starts across runs) sort as qsort sorts them,
+ * then cut as sort_cuts_overlaps: the reference is made here.
+ */
+static void
+sort_merges_runs_as_qsort_would(void)
+{
+	static const size_t sizes[] = { 1, 2, 3, 7, 64, 1000, 3713 };
+	uint64_t seed = 12345;
+	size_t si, shape, i, k, bad = 0;
+
+	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+		for (shape = 0; shape < 4; shape++) {
+			size_t n = sizes[si];
+			struct mt_fde_tab t;
+			struct mt_fde *ref = malloc(n * sizeof(*ref));
+
+			mt_fde_tab_init(&t);
+			t.v = malloc(n * sizeof(*t.v));
+			CHECK(ref != NULL && t.v != NULL);
+			if (ref == NULL || t.v == NULL) {
+				free(ref);
+				free(t.v);
+				return;
+			}
+			t.cap = t.n = n;
+			for (i = 0; i < n; i++) {
+				uint64_t r;
+
+				seed = seed * 6364136223846793005ull + 1;
+				r = seed >> 33;
+				/* 0 sorted, 1 reversed, 2 runs of ~20,
+				 * 3 random with repeated starts */
+				t.v[i].start = shape == 0 ? 16 * i :
+				    shape == 1 ? 16 * (n - i) :
+				    shape == 2 ? 16 * i + (i % 20 == 0 ?
+				    (r % 8) * 4096 : 0) : (r % (n + 1)) * 8;
+				t.v[i].end = t.v[i].start + 1 + r % 40;
+			}
+			memcpy(ref, t.v, n * sizeof(*ref));
+			qsort(ref, n, sizeof(*ref), ref_cmp);
+			for (i = 1, k = 0; i < n; i++) {
+				if (ref[i].start == ref[k].start)
+					continue;
+				if (ref[k].end > ref[i].start)
+					ref[k].end = ref[i].start;
+				ref[++k] = ref[i];
+			}
+			mt_fde_sort(&t);
+			if (t.n != k + 1 || memcmp(t.v, ref, t.n *
+			    sizeof(*ref)) != 0)
+				bad++;
+			free(ref);
+			mt_fde_tab_release(&t);
+		}
+	CHECK_EQ_U64(bad, 0);
+}
+
 /* The whole file at @path in a malloc'ed buffer; NULL on failure. */
 static uint8_t *
 slurp(const char *path, size_t *len)
@@ -592,6 +661,7 @@ main(void)
 	TEST(eh_frame_bad_records_name_their_offset);
 	TEST(debug_frame_v4_absolute);
 	TEST(sort_cuts_overlaps);
+	TEST(sort_merges_runs_as_qsort_would);
 	TEST(stripped_binary_gives_every_function_start);
 	TEST(debug_frame_of_a_compiled_program);
 	TEST(libc_ranges_match_libdw);
