@@ -169,6 +169,9 @@ pq_cond_branch(struct pq *q, int *taken)
 
 	if (q->index == 0 && q->next == PK_TNT8 && pq_tnt8_fast(q) == 0)
 		return pq_tnt_take(q, taken);
+	/* a return not compressed (its TIP next): pq_ask's answer */
+	if (q->index == 0 && q->next == PK_TIP)
+		return -pte_bad_query;
 	if (q->index == 0) {
 		if (q->next == PK_TNT8) {
 			/* the common case: a TNT-8 at the cursor */
