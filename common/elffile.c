@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,6 +149,43 @@ mt_elf_section(struct mt_elf *e, const char *name, struct mt_elf_secdata *d)
 		return d->len > 0 ? 0 : -MT_E_NOTFOUND;
 	}
 	return -MT_E_NOTFOUND;
+}
+
+void
+mt_elf_map_once(struct mt_elf *e, struct mt_elf_secdata *d,
+    struct mt_elf_once *o)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	const uint8_t *raw;
+	uint64_t off, start;
+	size_t n;
+	void *m;
+
+	o->base = NULL;
+	o->len = 0;
+	raw = e->fd >= 0 && page > 0 ?
+	    (const uint8_t *)elf_rawfile(e->elf, &n) : NULL;
+	/* Only bytes inside the file's image have a file offset. */
+	if (raw == NULL || d->p < raw || (uint64_t)(d->p - raw) > n ||
+	    d->len > n - (size_t)(d->p - raw))
+		return;
+	off = (uint64_t)(d->p - raw);
+	start = off - off % (uint64_t)page;
+	m = mmap(NULL, d->len + (size_t)(off - start), PROT_READ, MAP_PRIVATE,
+	    e->fd, (off_t)start);
+	if (m == MAP_FAILED)
+		return;
+	o->base = m;
+	o->len = d->len + (size_t)(off - start);
+	d->p = (const uint8_t *)m + (off - start);
+}
+
+void
+mt_elf_once_unmap(struct mt_elf_once *o)
+{
+	if (o->base != NULL)
+		munmap(o->base, o->len);
+	o->base = NULL;
 }
 
 /* Points @d at the file bytes [@off, @off + @len), cut at the file's end. */

@@ -159,6 +159,29 @@ struct mt_elf_secdata {
 int mt_elf_section(struct mt_elf *e, const char *name,
     struct mt_elf_secdata *d);
 
+/* A mapping of file bytes made for one reading (mt_elf_map_once()). */
+struct mt_elf_once {
+	void *base;		/* the mapping; NULL: none was made */
+	size_t len;		/* its bytes */
+};
+
+/*
+ * Points @d (bytes of @e from mt_elf_section(), mt_elf_segment() or
+ * mt_elf_vaddr_bytes()) at the same file bytes in a private read-only
+ * mapping of their own, for a caller that reads them once and is then
+ * done with them (the .eh_frame an FDE table is made from):
+ * mt_elf_once_unmap() gives its pages back, where libelf's mapping of
+ * the whole file keeps every page read, and the 64 KiB the kernel maps
+ * around each (fault-around), until mt_elf_free().  A memory image
+ * (mt_elf_open_mem()), bytes libelf copied, or a mapping that cannot be
+ * made leave @d as it was and map nothing.  Never fails.
+ */
+void mt_elf_map_once(struct mt_elf *e, struct mt_elf_secdata *d,
+    struct mt_elf_once *o);
+
+/* Unmaps what mt_elf_map_once() mapped into @o (none: nothing). */
+void mt_elf_once_unmap(struct mt_elf_once *o);
+
 /*
  * Points @d at the file bytes of the first program header of type @type
  * (PT_GNU_EH_FRAME: .eh_frame_hdr, found without section headers), cut

@@ -482,6 +482,7 @@ read_section(struct mt_fde_tab *t, struct mt_elf *e, const char *name,
     enum mt_fde_kind kind, struct mt_fde_diag *d)
 {
 	struct mt_elf_secdata sd;
+	struct mt_elf_once once;
 	int rc = mt_elf_section(e, name, &sd);
 
 	d->section = name;
@@ -490,7 +491,11 @@ read_section(struct mt_fde_tab *t, struct mt_elf *e, const char *name,
 		return 0;	/* none, or compressed (gcc -gz, Go) */
 	if (rc < 0)
 		return rc;
-	return mt_fde_parse(t, sd.p, sd.len, sd.addr, kind, &d->off);
+	/* Read once: its pages go when the table is made. */
+	mt_elf_map_once(e, &sd, &once);
+	rc = mt_fde_parse(t, sd.p, sd.len, sd.addr, kind, &d->off);
+	mt_elf_once_unmap(&once);
+	return rc;
 }
 
 int
@@ -547,6 +552,7 @@ mt_fde_read_eh_frame_hdr(struct mt_fde_tab *t, struct mt_elf *e,
     struct mt_fde_diag *d)
 {
 	struct mt_elf_secdata hdr, eh;
+	struct mt_elf_once once;
 	struct mt_buf b;
 	uint8_t version, ptr_enc;
 	uint64_t eh_addr;
@@ -574,7 +580,9 @@ mt_fde_read_eh_frame_hdr(struct mt_fde_tab *t, struct mt_elf *e,
 	if (rc < 0)
 		return rc == -MT_E_NOTFOUND ? -MT_E_CORRUPT : rc;
 	d->section = ".eh_frame";
+	mt_elf_map_once(e, &eh, &once);
 	rc = mt_fde_parse(t, eh.p, eh.len, eh.addr, MT_FDE_EH_FRAME, &d->off);
+	mt_elf_once_unmap(&once);
 	mt_fde_sort(t);
 	return rc;
 }

@@ -135,6 +135,54 @@ libc_mem_matches_file(void)
 	mt_elf_free(b);
 }
 
+/*
+ * mt_elf_map_once: libc's .eh_frame (a section) and the bytes from its
+ * .eh_frame_hdr's address (a segment's) read the same through the
+ * mapping made for one reading as through libelf's, which is another
+ * mapping, unmapped after; a memory image maps nothing and keeps its
+ * pointer.
+ */
+static void
+libc_map_once_same_bytes(void)
+{
+	struct mt_elf *a, *b;
+	struct mt_elf_secdata d, m;
+	struct mt_elf_once o;
+	size_t len = 0;
+	void *p = slurp(LIBC, &len);
+
+	CHECK(p != NULL && mt_elf_open(&a, LIBC) == 0);
+	if (p == NULL || a == NULL)
+		return;
+	CHECK(mt_elf_section(a, ".eh_frame", &d) == 0);
+	m = d;
+	mt_elf_map_once(a, &m, &o);
+	CHECK(o.base != NULL && m.p != d.p && m.len == d.len &&
+	    m.addr == d.addr);
+	CHECK(memcmp(m.p, d.p, d.len) == 0);
+	mt_elf_once_unmap(&o);
+	CHECK(o.base == NULL);
+	CHECK(mt_elf_segment(a, 0x6474e550 /* PT_GNU_EH_FRAME */, &d) == 0);
+	CHECK(mt_elf_vaddr_bytes(a, d.addr, &d) == 0);
+	m = d;
+	mt_elf_map_once(a, &m, &o);
+	CHECK(o.base != NULL && m.p != d.p && m.len == d.len);
+	CHECK(memcmp(m.p, d.p, d.len) == 0);
+	mt_elf_once_unmap(&o);
+	mt_elf_once_unmap(&o);		/* twice: nothing */
+	CHECK(mt_elf_open_mem(&b, p, len) == 0);
+	if (b != NULL) {
+		CHECK(mt_elf_section(b, ".eh_frame", &d) == 0);
+		m = d;
+		mt_elf_map_once(b, &m, &o);
+		CHECK(o.base == NULL && m.p == d.p && m.len == d.len);
+		mt_elf_once_unmap(&o);
+	}
+	free(p);
+	mt_elf_free(a);
+	mt_elf_free(b);
+}
+
 static void
 libc_ref_matches_mem_and_copies_nothing(void)
 {
@@ -393,6 +441,7 @@ main(void)
 	TEST(libc_headers_and_build_id);
 	TEST(libc_mem_matches_file);
 	TEST(libc_ref_matches_mem_and_copies_nothing);
+	TEST(libc_map_once_same_bytes);
 	TEST(libc_syms_sorted_and_found);
 	TEST(truncation_is_reported_not_fatal);
 	TEST(libm_has_plt_stubs);
