@@ -255,35 +255,65 @@ ild_map2(struct ild_state *s, uint64_t ip, struct ild_insn *o)
 	return 0;
 }
 
+/*
+ * ild_decode's common case in 32- and 64-bit mode, @n > 0: no prefix
+ * but a REX, then one of map1_fast's opcodes, its ModRM, SIB and
+ * displacement as ild_modrm reads them (the address size is the mode's)
+ * and its immediate.  Returns the length, -1 when @n bytes (or 15) do
+ * not hold it, 0 when the general path decides.
+ */
+static inline int
+ild_fast(const uint8_t *p, size_t n, int bits)
+{
+	size_t i = 0;
+	unsigned op = p[0], f, m, mod, rm;
+
+	if (bits == 64 && (op & 0xf0) == 0x40 && n > 1)
+		op = p[++i];
+	f = map1_fast[op];
+	if (f == F_S)
+		return 0;
+	i++;
+	if (f & F_M) {
+		if (i >= n)
+			return -1;
+		m = p[i++];
+		mod = m >> 6;
+		rm = m & 7;
+		if (mod != 3) {
+			if (rm == 4) {
+				if (i >= n)
+					return -1;
+				if ((p[i++] & 7) == 5 && mod == 0)
+					i += 4;
+			}
+			if (mod == 1)
+				i += 1;
+			else if (mod == 2 || (mod == 0 && rm == 5))
+				i += 4;
+		}
+	}
+	i += (f & F_B) ? 1 : (f & F_Z) ? 4 : 0;
+	return i <= n && i <= 15 ? (int)i : -1;
+}
+
 int
 ild_decode(const uint8_t *p, size_t n, uint64_t ip, int bits,
     struct ild_insn *o)
 {
-	struct ild_state s = { .p = p, .n = n, .bits = bits };
-	unsigned op, f;
+	struct ild_state s;
+	unsigned op;
 	int m, rc = 0;
 
 	memset(o, 0, sizeof(*o));
 	if (bits != 16 && n > 0) {
-		/* the common case: no prefix but a REX, map1_fast's opcodes */
-		op = p[0];
-		if (bits == 64 && (op & 0xf0) == 0x40 && n > 1) {
-			op = p[1];
-			s.i = 1;
+		rc = ild_fast(p, n, bits);
+		if (rc != 0) {
+			o->len = (uint8_t)(rc > 0 ? rc : 0);
+			return rc > 0 ? 0 : -1;
 		}
-		f = map1_fast[op];
-		if (f != F_S) {
-			s.i++;
-			s.adsz = bits;
-			if ((f & F_M) && ild_modrm(&s) < 0)
-				return -1;
-			if (ild_imm(&s, (f & F_B) ? 1 : (f & F_Z) ? 4 : 0) < 0)
-				return -1;
-			o->len = (uint8_t)s.i;
-			return 0;
-		}
-		s.i = 0;
 	}
+	s = (struct ild_state){ .p = p, .n = n, .bits = bits };
 	s.opsz16 = bits == 16;
 	s.adsz = bits;
 	for (;;) {		/* legacy prefixes and REX */
