@@ -52,6 +52,19 @@ in_map(const struct mt_snap *s, const void *p)
 }
 
 void
+mt_snap_drop(const struct mt_snap *s, const void *p, uint64_t len)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
+
+	if (len == 0 || !in_map(s, p) ||
+	    len > (uint64_t)(s->map + s->maplen - (const uint8_t *)p))
+		return;
+	a = (uintptr_t)p & ~(pg - 1);
+	b = (uintptr_t)p + (uintptr_t)len;
+	(void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+void
 mt_snap_release(struct mt_snap *s)
 {
 	size_t i;

@@ -293,6 +293,14 @@ int mt_snap_read_mem(struct mt_snap *s, const void *p, size_t len,
  * shrink while @s holds it.
  */
 int mt_snap_map_fd(struct mt_snap *s, int fd, struct mt_snap_diag *d);
+/*
+ * Unmap the pages of the @len bytes at @p, data of @s in mt_snap_map_fd's
+ * mapping (the first page from its start, the last whole), once they are
+ * read: they no longer count in the process's memory, and come back from
+ * the file when read again.  Data that are not in the mapping (a pipe's
+ * copies) are left alone.
+ */
+void mt_snap_drop(const struct mt_snap *s, const void *p, uint64_t len);
 
 /*
  * Write @s to @fd front to back: header, META, HOST, PTCFG, TIMECONV,

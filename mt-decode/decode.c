@@ -647,6 +647,22 @@ dec_jobs(const struct decode_opts *o, const struct mt_snap *s)
 	return pt < 1 ? 1 : pt < (uint64_t)o->jobs ? (int)pt : o->jobs;
 }
 
+/*
+ * Walks read code in place (image_set_code) where the cached decoder
+ * runs.  With perf time libipt's block decoder decodes every buffer and
+ * maps each section's file itself, so walks read through its cache
+ * instead of mapping the same pages a second time (demo-emu's peak RSS
+ * 8.7 -> 7.5 MiB for 2% more instructions, bench/RESULTS.md, session 9).
+ * (--no-cache keeps reading in place: it is the cached decoder's
+ * yardstick.)
+ */
+static void
+dec_set_code(const struct dec_run *r, struct walk_cache *wc)
+{
+	if (!r->perf_clock)
+		walk_cache_set_code(wc, image_set_code, r->is);
+}
+
 static int
 dec_all(const struct decode_opts *o, const struct mt_snap *s,
     struct mt_evw *w, struct decode_stats *st, struct decode_diag *d)
@@ -683,7 +699,7 @@ dec_all(const struct decode_opts *o, const struct mt_snap *s,
 		rc = -MT_E_NOMEM;
 		goto out;
 	}
-	walk_cache_set_code(r.wc, image_set_code, r.is);
+	dec_set_code(&r, r.wc);
 	rc = dec_header(&r);
 	if (rc >= 0 && dec_has_switches(&r)) {
 		rc = dec_runs_decode(&r, s, dec_jobs(o, s));
@@ -792,7 +808,7 @@ dec_fork(const struct dec_run *r, struct pt_image *(*image)(void *,
 		free(c);
 		return NULL;
 	}
-	walk_cache_set_code(c->wc, image_set_code, r->is);
+	dec_set_code(c, c->wc);
 	return c;
 }
 

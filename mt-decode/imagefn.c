@@ -222,6 +222,15 @@ image_fns_make(struct image_set *is)
 		mt_fde_tab_release(&is->efdes[i].t);
 		is->efdes[i].held = 0;
 	}
+	/*
+	 * The pages of the bundled files that the symbols and FDEs were
+	 * read from: only code is read from them now, by libipt through its
+	 * own mapping of the file, or in place (image_set_code), which
+	 * brings back what it reads.
+	 */
+	for (i = 0; i < is->snap->nelfs; i++)
+		mt_snap_drop(is->snap, is->snap->elfs[i].data,
+		    is->snap->elfs[i].len);
 	return rc;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -735,6 +736,88 @@ blob_time_absent_present_and_extended(void)
 		}
 }
 
+/* Rss of the mapping of this process that starts at @base, in KiB. */
+static long
+mapping_rss_kib(const void *base)
+{
+	char line[512], want[32];
+	FILE *f = fopen("/proc/self/smaps", "r");
+	long rss = -1;
+	int in = 0;
+
+	if (f == NULL)
+		return -1;
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)base);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, want, strlen(want)) == 0)
+			in = 1;
+		else if (in && strncmp(line, "Rss:", 4) == 0) {
+			rss = atol(line + 4);
+			break;
+		}
+	}
+	fclose(f);
+	return rss;
+}
+
+/*
+ * mt_snap_drop: the pages of data in the mapping leave the process (the
+ * mapping's Rss in /proc/self/smaps falls by exactly their count), the
+ * data read back the same; data outside the mapping are left alone.
+ */
+static void
+drop_unmaps_the_pages_of_mapped_data(void)
+{
+	static char path[] = "/x";
+	struct mt_snap_elf e = { .build_id_len = 4, .build_id = { 1, 2, 3, 4 },
+	    .path = path };
+	struct mt_snap s, m;
+	struct mt_snap_diag d;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
+	unsigned sum = 0;
+	long before, after;
+	uint8_t *p;
+	size_t len, i;
+	int fd;
+
+	mt_snap_init(&s);
+	mt_snap_init(&m);
+	e.len = 16 * pg + 100;
+	e.data = malloc(e.len);
+	CHECK(e.data != NULL);
+	if (e.data == NULL)
+		return;
+	for (i = 0; i < e.len; i++)
+		e.data[i] = (uint8_t)(i * 7 + 1);
+	CHECK(mt_snap_add_elf(&s, &e) == 0);
+	p = to_bytes(&s, &len);
+	fd = p ? tmp_file(p, len) : -1;
+	CHECK(fd >= 0 && mt_snap_map_fd(&m, fd, &d) == 0);
+	CHECK(m.map != NULL && m.nelfs == 1 && m.elfs[0].len == e.len);
+	if (m.map != NULL && m.nelfs == 1 && m.elfs[0].len == e.len) {
+		for (i = 0; i < e.len; i++)	/* every page mapped */
+			sum += m.elfs[0].data[i];
+		before = mapping_rss_kib(m.map);
+		mt_snap_drop(&m, m.elfs[0].data, m.elfs[0].len);
+		after = mapping_rss_kib(m.map);
+		a = (uintptr_t)m.elfs[0].data & ~(pg - 1);
+		b = ((uintptr_t)m.elfs[0].data + e.len + pg - 1) & ~(pg - 1);
+		CHECK(before > 0 && after >= 0);
+		CHECK_EQ_U64(before - after, (b - a) / 1024);
+		CHECK(memcmp(m.elfs[0].data, e.data, e.len) == 0);
+		/* not in the mapping: nothing to drop */
+		mt_snap_drop(&m, e.data, e.len);
+		CHECK(e.data[5] == (uint8_t)(5 * 7 + 1));
+	}
+	CHECK(sum > 0);
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	free(e.data);
+	mt_snap_release(&m);
+	mt_snap_release(&s);
+}
+
 int
 main(void)
 {
@@ -749,6 +832,7 @@ main(void)
 	TEST(huge_length_from_a_pipe_is_truncation_not_allocation);
 	TEST(large_blobs_roundtrip);
 	TEST(map_fd_uses_the_file_in_place);
+	TEST(drop_unmaps_the_pages_of_mapped_data);
 	TEST(blob_time_absent_present_and_extended);
 	return tap_done();
 }
