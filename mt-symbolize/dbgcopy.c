@@ -507,7 +507,8 @@ trim(const char *dir, const char *path, uint64_t need, uint64_t max)
 		goto out;
 	for (i = 0; i < n; i++)
 		total += v[i].size;
-	qsort(v, n, sizeof(*v), cached_by_age);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cached_by_age);
 	for (i = 0; i < n && total > max - need; i++)
 		if (unlink(v[i].path) == 0 || errno == ENOENT)
 			total -= v[i].size;
