@@ -618,12 +618,19 @@ mt_evr_next(struct mt_evr *r, struct mt_ev *ev)
 int
 mt_evr_peek(struct mt_evr *r, const char **line, size_t *len)
 {
-	char *l;
+	char *l = r->buf + r->pos, *nl;
 	size_t n, adv;
 	int rc;
 
 	if (!r->header_seen)
 		return 1;
+	/* The line is in the buffer already (nearly always): show it. */
+	if ((nl = memchr(l, '\n', r->end - r->pos)) != NULL) {
+		*line = l;
+		*len = (size_t)(nl - l);
+		r->peeked = *len + 1;
+		return 0;
+	}
 	rc = fill_line(r, &l, &n);
 	if (rc != 0)
 		return rc == MT_EOS ? 1 : rc;
