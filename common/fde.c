@@ -547,14 +547,37 @@ hdr_pointer(struct mt_buf *b, uint64_t hdr, uint8_t enc, uint64_t *v)
 	}
 }
 
+/*
+ * The address of .eh_frame from the .eh_frame_hdr bytes @hdr into
+ * *@eh_addr (d->off: where it failed).  Returns 0, -MT_E_UNSUPP for
+ * another version, or the error of a short or bad field.
+ */
+static int
+eh_frame_ptr(const struct mt_elf_secdata *hdr, struct mt_fde_diag *d,
+    uint64_t *eh_addr)
+{
+	struct mt_buf b;
+	uint8_t version, ptr_enc;
+	int rc;
+
+	/* version, eh_frame_ptr's encoding, fde_count's, the table's. */
+	mt_buf_init(&b, hdr->p, hdr->len);
+	if ((rc = mt_buf_get_u8(&b, &version)) < 0 ||
+	    (rc = mt_buf_get_u8(&b, &ptr_enc)) < 0 ||
+	    (rc = mt_buf_skip(&b, 2)) < 0)
+		return rc;
+	if (version != 1)
+		return -MT_E_UNSUPP;
+	d->off = b.off;
+	return hdr_pointer(&b, hdr->addr, ptr_enc, eh_addr);
+}
+
 int
 mt_fde_read_eh_frame_hdr(struct mt_fde_tab *t, struct mt_elf *e,
     struct mt_fde_diag *d)
 {
 	struct mt_elf_secdata hdr, eh;
 	struct mt_elf_once once;
-	struct mt_buf b;
-	uint8_t version, ptr_enc;
 	uint64_t eh_addr;
 	int rc;
 
@@ -565,16 +588,11 @@ mt_fde_read_eh_frame_hdr(struct mt_fde_tab *t, struct mt_elf *e,
 		return 0;
 	if (rc < 0)
 		return rc;
-	/* version, eh_frame_ptr's encoding, fde_count's, the table's. */
-	mt_buf_init(&b, hdr.p, hdr.len);
-	if ((rc = mt_buf_get_u8(&b, &version)) < 0 ||
-	    (rc = mt_buf_get_u8(&b, &ptr_enc)) < 0 ||
-	    (rc = mt_buf_skip(&b, 2)) < 0)
-		return rc;
-	if (version != 1)
-		return -MT_E_UNSUPP;
-	d->off = b.off;
-	if ((rc = hdr_pointer(&b, hdr.addr, ptr_enc, &eh_addr)) < 0)
+	/* Both read once: their pages go when the table is made. */
+	mt_elf_map_once(e, &hdr, &once);
+	rc = eh_frame_ptr(&hdr, d, &eh_addr);
+	mt_elf_once_unmap(&once);
+	if (rc < 0)
 		return rc;
 	rc = mt_elf_vaddr_bytes(e, eh_addr, &eh);
 	if (rc < 0)
