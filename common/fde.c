@@ -433,9 +433,13 @@ fde_merge_runs(struct mt_fde *v, size_t n)
 				;
 			if (e > n)
 				e = n;
-			for (x = i, y = m; x < m || y < e;)
-				b[o++] = y == e || (x < m &&
-				    fde_cmp(&a[x], &a[y]) <= 0) ? a[x++] : a[y++];
+			for (x = i, y = m; x < m || y < e;) {
+				if (y == e || (x < m &&
+				    fde_cmp(&a[x], &a[y]) <= 0))
+					b[o++] = a[x++];
+				else
+					b[o++] = a[y++];
+			}
 			i = e;
 		}
 		swap = a;

@@ -8,7 +8,8 @@
  * in the snapshot (BLOB and ELF chunks) are read by libipt from the
  * snapshot file, or, when it came through a pipe, from one memfd they
  * are copied into (/proc/self/fd/N), so libipt caches blocks for them as
- * for files on disk; the set reads them where the snapshot holds them.  ELF files of MMAP chunks and MMAP/MMAP2 sideband records
+ * for files on disk; the set reads them where the snapshot holds them.
+ * ELF files of MMAP chunks and MMAP/MMAP2 sideband records
  * are looked up by build-id: bundled ELF chunks first, then
  * DEBUG_DIR/.build-id/xx/rest, then ROOT/path, then path; a file whose
  * build-id differs is refused with a warning.  Each ELF is opened once

@@ -77,9 +77,10 @@ image_efde_of(struct image_set *is, struct mt_elf *e, const char *path,
 		return rc;
 	f = &is->efdes[*i];
 	if (f->rc < 0)
-		return image_warn(is, "'%s': %s at byte %llu of %s; no function "
-		    "bounds from its later records", path, mt_strerror(f->rc),
-		    (unsigned long long)f->d.off, f->d.section);
+		return image_warn(is, "'%s': %s at byte %llu of %s; no "
+		    "function bounds from its later records", path,
+		    mt_strerror(f->rc), (unsigned long long)f->d.off,
+		    f->d.section);
 	return 0;
 }
 
