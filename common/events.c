@@ -1142,10 +1142,12 @@ write_event(struct mt_evw *w, const struct mt_ev *ev)
 	w->len = (size_t)(o - w->buf);
 }
 
-/* mt_evw_event() of a kind with a string or a number: through the struct. */
+/* mt_evw_event() of a kind with a string or a number, and
+ * mt_evw_event_str()'s other kinds and long strings: through the struct
+ * (@str NULL: none). */
 static __attribute__((noinline)) int
 write_struct(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
-    uint32_t tid, uint64_t a0, uint64_t a1)
+    uint32_t tid, uint64_t a0, uint64_t a1, const char *str)
 {
 	struct mt_ev ev;
 
@@ -1155,6 +1157,7 @@ write_struct(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
 	ev.tid = tid;
 	ev.addr[0] = a0;
 	ev.addr[1] = a1;
+	ev.str[0] = str;
 	return mt_evw_write(w, &ev);
 }
 
@@ -1166,7 +1169,7 @@ mt_evw_event(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
 	int na;
 
 	if (!(MT_EV_IS_EVENT(kind) && kinds[kind].plain))
-		return write_struct(w, kind, time, tid, a0, a1);
+		return write_struct(w, kind, time, tid, a0, a1, NULL);
 	na = kinds[kind].naddr;
 	o = room(w, EV_LINE_MAX);
 	o = fmt_head(w, o, kind, time, tid);
@@ -1183,7 +1186,6 @@ int
 mt_evw_event_str(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
     uint32_t tid, uint64_t a0, const char *str)
 {
-	struct mt_ev ev;
 	size_t sn = 0;
 	char *o;
 
@@ -1208,13 +1210,7 @@ mt_evw_event_str(struct mt_evw *w, enum mt_ev_kind kind, uint64_t time,
 	if ((kind != MT_EV_DISABLE && kind != MT_EV_TRIGGER &&
 	    kind != MT_EV_TX) || sn > (WBUF_SIZE - EV_LINE_MAX) / 4) {
 		/* another kind, or a very long string: through the struct */
-		memset(&ev, 0, sizeof(ev));
-		ev.kind = kind;
-		ev.time = time;
-		ev.tid = tid;
-		ev.addr[0] = a0;
-		ev.str[0] = str;
-		return mt_evw_write(w, &ev);
+		return write_struct(w, kind, time, tid, a0, 0, str);
 	}
 	o = room(w, EV_LINE_MAX + 1 + 3 * sn);
 	o = fmt_head(w, o, kind, time, tid);
