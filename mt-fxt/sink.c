@@ -15,6 +15,9 @@
  *   each here), more than libdeflate takes for such an output.  For the
  *   same reason ISA-L is loaded (dlopen) only when an output needs it:
  *   linked, its mapping and relocation cost every run about 0.05 ms.
+ *   Where it cannot be loaded (a host without Debian's libisal2, or a
+ *   libisal.so.2 without isal_deflate), the output goes the way of the
+ *   other levels below, at zlib's (or libdeflate's) level 2.
  * - At the other levels, an output of at most SINK_WHOLE bytes (256 KiB)
  *   is held whole and compressed at the end by libdeflate in one call:
  *   about twice zlib's speed at the same level, and no zlib state to set
@@ -68,7 +71,9 @@ struct sink {
 					 * started (owned) */
 	uint8_t *ilevel;	/* its level buffer, SINK_ISAL_LVL1 bytes */
 	void *ilib;		/* ISA-L's handle (dlopen) */
+	void (*iinit)(struct isal_zstream *);	/* its isal_deflate_init */
 	int (*ideflate)(struct isal_zstream *);	/* its isal_deflate */
+	int noisal;		/* 1: ISA-L could not be loaded */
 	uint8_t *buf;		/* pending uncompressed bytes */
 	size_t len, cap;	/* in buf; its size */
 	uint8_t *zbuf;		/* compressed output */
@@ -143,29 +148,45 @@ zlib_start(struct sink *s)
 	return 0;
 }
 
-/* Load ISA-L and start its stream (s->iz). */
+/*
+ * Load ISA-L (once): 0, or -1 when it cannot be loaded (not installed
+ * where mt-fxt runs, or without isal_deflate): the default level then
+ * goes through zlib at level 2, as the other levels do.
+ */
+static int
+isal_load(struct sink *s)
+{
+	if (s->ideflate != NULL)
+		return 0;
+	if (s->noisal)
+		return -1;
+	s->ilib = dlopen("libisal.so.2", RTLD_NOW | RTLD_LOCAL);
+	if (s->ilib != NULL) {
+		*(void **)&s->iinit = dlsym(s->ilib, "isal_deflate_init");
+		*(void **)&s->ideflate = dlsym(s->ilib, "isal_deflate");
+	}
+	if (s->ilib == NULL || s->iinit == NULL || s->ideflate == NULL) {
+		if (s->ilib != NULL)
+			dlclose(s->ilib);
+		s->ilib = NULL;
+		s->ideflate = NULL;
+		s->noisal = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Start ISA-L's stream (s->iz); it is loaded. */
 static int
 isal_start(struct sink *s)
 {
-	void (*init)(struct isal_zstream *) = NULL;
 	struct isal_zstream *z;
-	const char *e;
 
 	if ((z = s->iz = malloc(sizeof(*z))) == NULL ||
 	    (s->ilevel = malloc(SINK_ISAL_LVL1)) == NULL ||
 	    (s->zbuf = malloc(SINK_BUF)) == NULL)
 		return fail(s, -MT_E_NOMEM, "out of memory");
-	s->ilib = dlopen("libisal.so.2", RTLD_NOW | RTLD_LOCAL);
-	if (s->ilib != NULL) {
-		*(void **)&init = dlsym(s->ilib, "isal_deflate_init");
-		*(void **)&s->ideflate = dlsym(s->ilib, "isal_deflate");
-	}
-	if (s->ilib == NULL || init == NULL || s->ideflate == NULL) {
-		e = dlerror();
-		return fail(s, -MT_E_IO, "cannot load ISA-L: %s",
-		    e ? e : "no isal_deflate");
-	}
-	init(z);
+	s->iinit(z);
 	z->gzip_flag = IGZIP_GZIP;	/* RFC 1952: OS 255, XFL 0 */
 	z->level = 1;
 	z->level_buf = s->ilevel;
@@ -245,7 +266,7 @@ drain(struct sink *s, int flush)
 	if (s->level == 0)
 		rc = write_all(s, s->buf, s->len);
 	else if (s->level == SINK_FAST_LEVEL && (s->iz != NULL ||
-	    flush != Z_FINISH || s->len > SINK_SMALL))
+	    flush != Z_FINISH || s->len > SINK_SMALL) && isal_load(s) == 0)
 		rc = isal_out(s, flush == Z_FINISH);
 	else if (!s->zon && flush == Z_FINISH)
 		rc = whole(s);

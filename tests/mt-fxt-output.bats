@@ -117,6 +117,33 @@ sys.stdout.buffer.write(c.compress(open(sys.argv[1], "rb").read()) + c.flush())'
 	mt-fxt -l 2 -o - "$BATS_TEST_TMPDIR/s.events" | cmp - "$BATS_TEST_TMPDIR/t.fxt.gz"
 }
 
+@test "mt-fxt: where ISA-L cannot be loaded the default level goes through zlib, still one member" {
+	"$MT_ROOT/tests/helpers/gen-events" --events 40000 --functions 300 --threads 3 > "$BATS_TEST_TMPDIR/s.events"
+	mt-fxt -l 0 -o "$BATS_TEST_TMPDIR/p.fxt" "$BATS_TEST_TMPDIR/s.events"
+	size=$(stat -c %s "$BATS_TEST_TMPDIR/p.fxt")
+	[ "$size" -gt $((256 << 10)) ]
+	# a libisal.so.2 found first that has no isal_deflate (zlib's own
+	# shared object under that name), as on a host whose ISA-L is
+	# missing or another build
+	lib=$(ldconfig -p | awk '/libz\.so\.1 .*x86-64/ { print $NF; exit }')
+	[ -n "$lib" ] || skip "no shared libz.so.1 in ldconfig's cache"
+	mkdir "$BATS_TEST_TMPDIR/lib"
+	cp "$lib" "$BATS_TEST_TMPDIR/lib/libisal.so.2"
+	LD_LIBRARY_PATH="$BATS_TEST_TMPDIR/lib" LD_DEBUG=files \
+		mt-fxt -o "$BATS_TEST_TMPDIR/t.fxt.gz" "$BATS_TEST_TMPDIR/s.events" 2> "$BATS_TEST_TMPDIR/ld.log"
+	# the stand-in was loaded (and had nothing to give)
+	grep -q 'file=libisal.so.2 .*dynamically loaded by' "$BATS_TEST_TMPDIR/ld.log"
+	grep -q "calling init: $BATS_TEST_TMPDIR/lib/libisal.so.2" "$BATS_TEST_TMPDIR/ld.log"
+	gzip -t "$BATS_TEST_TMPDIR/t.fxt.gz"
+	zcat "$BATS_TEST_TMPDIR/t.fxt.gz" | cmp - "$BATS_TEST_TMPDIR/p.fxt"
+	run gz_members "$BATS_TEST_TMPDIR/t.fxt.gz"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$size 0" ]
+	# zlib's header, and zlib's level 2 bytes
+	[ "$(gz_os "$BATS_TEST_TMPDIR/t.fxt.gz")" = 3 ]
+	zlib_gz "$BATS_TEST_TMPDIR/p.fxt" 2 | cmp - "$BATS_TEST_TMPDIR/t.fxt.gz"
+}
+
 @test "mt-fxt: an empty output compressed is still one gzip member" {
 	printf 'mt-events 1.0\n' > "$BATS_TEST_TMPDIR/e.events"
 	# folded stacks of no events: no bytes
