@@ -51,6 +51,16 @@ int perf_export(const struct perf_export_opts *o, const struct mt_snap *s,
     int fd, struct perf_diag *d);
 
 /*
+ * PT bytes as export-perf writes them (perf-ptscan.c): the PIP packets
+ * with NR set in @len bytes, their NR bit cleared in @copy when given;
+ * a copy with every such bit cleared (NULL when out of memory); the
+ * largest TSC packet value, or 0.
+ */
+uint64_t perf_pip_nr_scan(const uint8_t *data, uint64_t len, uint8_t *copy);
+uint8_t *perf_pip_as_host(const uint8_t *data, uint64_t len);
+uint64_t perf_max_tsc(const uint8_t *data, uint64_t len);
+
+/*
  * Append to @out an ELF executable perf reads with --vmlinux: the @len
  * bytes of kernel code @code at @addr, and the kallsyms TEXT chunks' text
  * symbols of @s inside them (perf-vmlinux.c).  Returns 0 or -MT_E_NOMEM.
