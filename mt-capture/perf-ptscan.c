@@ -14,16 +14,17 @@
 #include "perf.h"
 
 /*
- * Visit the PIP packets with NR set in @len PT bytes: with @copy, clear
- * their NR bit there (same offsets); return how many there are.
+ * Call @visit with every packet in @len PT bytes and its offset, from
+ * the first PSB on; after a bad packet, from the next PSB.
  */
-uint64_t
-perf_pip_nr_scan(const uint8_t *data, uint64_t len, uint8_t *copy)
+static void
+scan(const uint8_t *data, uint64_t len,
+    void (*visit)(const struct pt_packet *, uint64_t, void *), void *ctx)
 {
 	struct pt_config cfg;
 	struct pt_packet_decoder *dec;
 	struct pt_packet pkt;
-	uint64_t off, n = 0;
+	uint64_t off;
 	int rc;
 
 	pt_config_init(&cfg);
@@ -31,7 +32,7 @@ perf_pip_nr_scan(const uint8_t *data, uint64_t len, uint8_t *copy)
 	cfg.end = cfg.begin + len;
 	dec = pt_pkt_alloc_decoder(&cfg);
 	if (dec == NULL)
-		return 0;
+		return;
 	rc = pt_pkt_sync_forward(dec);
 	while (rc >= 0) {
 		if (pt_pkt_get_offset(dec, &off) < 0)
@@ -43,16 +44,41 @@ perf_pip_nr_scan(const uint8_t *data, uint64_t len, uint8_t *copy)
 			rc = pt_pkt_sync_forward(dec);
 			continue;
 		}
-		/* PIP: 02 43, then a 6-byte payload whose bit 0 is NR. */
-		if (pkt.type == ppt_pip && pkt.payload.pip.nr &&
-		    off + 2 < len) {
-			n++;
-			if (copy != NULL)
-				copy[off + 2] &= (uint8_t)~1u;
-		}
+		visit(&pkt, off, ctx);
 	}
 	pt_pkt_free_decoder(dec);
-	return n;
+}
+
+struct pip_scan {
+	uint64_t len;		/* of the PT bytes */
+	uint8_t *copy;		/* NR bits cleared here, or NULL */
+	uint64_t n;		/* PIP packets with NR set */
+};
+
+static void
+pip_visit(const struct pt_packet *pkt, uint64_t off, void *ctx)
+{
+	struct pip_scan *p = ctx;
+
+	/* PIP: 02 43, then a 6-byte payload whose bit 0 is NR. */
+	if (pkt->type == ppt_pip && pkt->payload.pip.nr && off + 2 < p->len) {
+		p->n++;
+		if (p->copy != NULL)
+			p->copy[off + 2] &= (uint8_t)~1u;
+	}
+}
+
+/*
+ * Visit the PIP packets with NR set in @len PT bytes: with @copy, clear
+ * their NR bit there (same offsets); return how many there are.
+ */
+uint64_t
+perf_pip_nr_scan(const uint8_t *data, uint64_t len, uint8_t *copy)
+{
+	struct pip_scan p = { len, copy, 0 };
+
+	scan(data, len, pip_visit, &p);
+	return p.n;
 }
 
 /*
@@ -75,6 +101,16 @@ perf_pip_as_host(const uint8_t *data, uint64_t len)
 	return copy;
 }
 
+static void
+tsc_visit(const struct pt_packet *pkt, uint64_t off, void *ctx)
+{
+	uint64_t *max = ctx;
+
+	(void)off;
+	if (pkt->type == ppt_tsc && pkt->payload.tsc.tsc > *max)
+		*max = pkt->payload.tsc.tsc;
+}
+
 /*
  * The largest TSC packet value in @len PT bytes, or 0.  perf uses the
  * AUXTRACE record's reference (perf record: rdtsc when the buffer was
@@ -84,30 +120,8 @@ perf_pip_as_host(const uint8_t *data, uint64_t len)
 uint64_t
 perf_max_tsc(const uint8_t *data, uint64_t len)
 {
-	struct pt_config cfg;
-	struct pt_packet_decoder *dec;
-	struct pt_packet pkt;
 	uint64_t max = 0;
-	int rc;
 
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)data;
-	cfg.end = cfg.begin + len;
-	dec = pt_pkt_alloc_decoder(&cfg);
-	if (dec == NULL)
-		return 0;
-	rc = pt_pkt_sync_forward(dec);
-	while (rc >= 0) {
-		rc = pt_pkt_next(dec, &pkt, sizeof(pkt));
-		if (rc < 0) {
-			if (rc == -pte_eos)
-				break;
-			rc = pt_pkt_sync_forward(dec);
-			continue;
-		}
-		if (pkt.type == ppt_tsc && pkt.payload.tsc.tsc > max)
-			max = pkt.payload.tsc.tsc;
-	}
-	pt_pkt_free_decoder(dec);
+	scan(data, len, tsc_visit, &max);
 	return max;
 }
