@@ -176,16 +176,23 @@ decode_opts_run(const struct mt_snap *s, struct decode_stats *st,
     const struct decode_opts *o)
 {
 	struct decode_diag d = { 0, NULL };
+	struct decode_opts oo = *o;
 	struct mt_evw *w = NULL;
 	FILE *f = tmpfile();
 	char *buf;
 	long n;
 	int rc;
 
+	/*
+	 * The stream goes to the tmpfile through @w only: an out_fd left at
+	 * 0 would name standard input, which under make check is the null
+	 * device, and mt-decode writes straight to such an fd.
+	 */
+	oo.out_fd = -1;
 	memset(st, 0, sizeof(*st));
 	rc = mt_evw_new(&w, fileno(f));
 	if (rc == 0)
-		rc = decode_run(o, s, w, st, &d);
+		rc = decode_run(&oo, s, w, st, &d);
 	if (mt_evw_free(w) < 0 || rc < 0) {
 		fclose(f);
 		return NULL;
@@ -1089,7 +1096,8 @@ sideband_mmap2_is_looked_up_and_listed(void)
 {
 	struct mt_snap s;
 	struct decode_stats st;
-	struct decode_opts o = { .source = "t.snap", .warn = warn_keep };
+	struct decode_opts o = { .source = "t.snap", .warn = warn_keep,
+	    .out_fd = -1 };
 	struct decode_diag d = { 0, NULL };
 	struct mt_evw *w = NULL;
 	struct mt_sb_rec r;
