@@ -257,16 +257,11 @@ struct mt_snap {
 	size_t maplen;
 };
 
-/*
- * Where and why reading failed.  @msg names @off once ("at offset N"):
- * print it after the file's name as it is, adding no offset.
- */
+/* Where and why reading failed. */
 struct mt_snap_diag {
-	uint64_t off;		/* byte offset of the problem: the chunk's
-				 * header, or the header field at fault */
+	uint64_t off;		/* byte offset of the problem */
 	uint32_t type;		/* chunk type, or MT_SNAP_NONE for the header */
-	char msg[160];		/* e.g. "checksum mismatch in AUX chunk at
-				 * offset 32" */
+	char msg[160];		/* e.g. "checksum mismatch in AUX chunk" */
 };
 
 void mt_snap_init(struct mt_snap *s);
