@@ -679,8 +679,10 @@ src_read(struct src *in, void *p, size_t n)
 	uint8_t *b = p;
 
 	if (in->mem) {
-		if (n > in->memlen - in->off)
+		if (n > in->memlen - in->off) {
+			in->off = in->memlen;	/* consumed, as by read(2) */
 			return -MT_E_TRUNC;
+		}
 		memcpy(p, in->mem + in->off, n);
 		in->off += n;
 		return 0;
@@ -772,6 +774,12 @@ src_room(const struct src *in, uint64_t n)
 	return n <= PIPE_CHUNK_LIMIT;
 }
 
+/*
+ * Record a reading error in @d and return @rc.  Every message names @off
+ * once, as "at offset N", so that a program prints it after the file's
+ * name and nothing else (mt-decode: 'x.snap': truncated in AUX chunk at
+ * offset 32); a chunk's errors give the offset of its header.
+ */
 static int
 diag(struct mt_snap_diag *d, int rc, uint64_t off, uint32_t type,
     const char *fmt, ...)
@@ -1146,25 +1154,27 @@ read_header(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 		return read_error(d, in);
 	if (rc < 0 || memcmp(h, MT_SNAP_MAGIC, 8) != 0)
 		return diag(d, -MT_E_MAGIC, 0, MT_SNAP_NONE,
-		    "not an mt snapshot (bad magic)");
+		    "not an mt snapshot (bad magic at offset 0)");
 	rc = src_read(in, h + 8, MT_SNAP_HDR_SIZE - 8);
 	if (rc < 0)
 		return rc == -MT_E_IO ? read_error(d, in) : diag(d, rc,
-		    in->off, MT_SNAP_NONE, "truncated file header");
+		    0, MT_SNAP_NONE, "truncated file header at offset 0");
 	s->major = mt_le16(h + 8);
 	s->minor = mt_le16(h + 10);
 	if (s->major != MT_SNAP_MAJOR)
 		return diag(d, -MT_E_VERSION, 8, MT_SNAP_NONE,
-		    "snapshot format version %u.%u is not supported "
-		    "(this reader: %u.x)", s->major, s->minor, MT_SNAP_MAJOR);
+		    "snapshot format version %u.%u at offset 8 is not "
+		    "supported (this reader: %u.x)", s->major, s->minor,
+		    MT_SNAP_MAJOR);
 	hsize = mt_le32(h + 12);
 	features = mt_le64(h + 16);
 	if (hsize < MT_SNAP_HDR_SIZE || hsize > MT_SNAP_HDR_SIZE + 256)
 		return diag(d, -MT_E_CORRUPT, 12, MT_SNAP_NONE,
-		    "bad header size %u", hsize);
+		    "bad header size %u at offset 12", hsize);
 	st = XXH3_createState();
 	if (st == NULL)
-		return diag(d, -MT_E_NOMEM, 0, MT_SNAP_NONE, "out of memory");
+		return diag(d, -MT_E_NOMEM, 0, MT_SNAP_NONE,
+		    "out of memory for the file header at offset 0");
 	XXH3_64bits_reset(st);
 	XXH3_64bits_update(st, h, 24);
 	rc = src_read(in, extra, hsize - MT_SNAP_HDR_SIZE);
@@ -1173,13 +1183,13 @@ read_header(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 	XXH3_freeState(st);
 	if (rc < 0)
 		return rc == -MT_E_IO ? read_error(d, in) : diag(d, rc,
-		    in->off, MT_SNAP_NONE, "truncated file header");
+		    0, MT_SNAP_NONE, "truncated file header at offset 0");
 	if (sum != mt_le64(h + 24))
-		return diag(d, -MT_E_CHECKSUM, 24, MT_SNAP_NONE,
-		    "checksum mismatch in file header");
+		return diag(d, -MT_E_CHECKSUM, 0, MT_SNAP_NONE,
+		    "checksum mismatch in file header at offset 0");
 	if (features != 0)
 		return diag(d, -MT_E_UNSUPP, 16, MT_SNAP_NONE,
-		    "unsupported required features 0x%llx",
+		    "unsupported required features 0x%llx at offset 16",
 		    (unsigned long long)features);
 	return 0;
 }
@@ -1219,18 +1229,23 @@ read_all(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 		flags = mt_le32(hdr + 4);
 		len = mt_le64(hdr + 8);
 		tn = mt_snap_type_name(type);
-		if (!src_room(in, len) || len > SIZE_MAX - 1) {
-			rc = diag(d, -MT_E_TRUNC, start, type,
-			    "truncated in %s chunk at offset %llu (length "
-			    "%llu exceeds the input)", tn,
-			    (unsigned long long)start,
+		/* (memory knows before reading, a pipe when it ends) */
+		if (!src_room(in, len) || len > SIZE_MAX - 1)
+			rc = -MT_E_TRUNC;
+		else
+			rc = read_payload(in, (size_t)len, &pay);
+		if (rc == -MT_E_NOMEM) {
+			rc = diag(d, -MT_E_NOMEM, start, type,
+			    "out of memory for %s chunk at offset %llu "
+			    "(%llu bytes)", tn, (unsigned long long)start,
 			    (unsigned long long)len);
 			goto out;
 		}
-		rc = read_payload(in, (size_t)len, &pay);
-		if (rc == -MT_E_NOMEM) {
-			rc = diag(d, -MT_E_NOMEM, start, type,
-			    "out of memory for %s chunk of %llu bytes", tn,
+		if (rc == -MT_E_TRUNC) {
+			rc = diag(d, -MT_E_TRUNC, start, type,
+			    "truncated in %s chunk at offset %llu: length "
+			    "%llu exceeds the input", tn,
+			    (unsigned long long)start,
 			    (unsigned long long)len);
 			goto out;
 		}
@@ -1250,7 +1265,8 @@ read_all(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 
 			if (st == NULL) {
 				rc = diag(d, -MT_E_NOMEM, start, type,
-				    "out of memory");
+				    "out of memory for %s chunk at offset "
+				    "%llu", tn, (unsigned long long)start);
 				goto out;
 			}
 			XXH3_64bits_reset(st);
@@ -1266,14 +1282,16 @@ read_all(struct src *in, struct mt_snap *s, struct mt_snap_diag *d)
 			}
 		}
 		if ((flags & ~MT_SNAP_CF_REQUIRED) != 0) {
-			rc = diag(d, -MT_E_CORRUPT, start + 4, type,
+			rc = diag(d, -MT_E_CORRUPT, start, type,
 			    "corrupt %s chunk at offset %llu: unknown flags "
 			    "0x%x", tn, (unsigned long long)start, flags);
 			goto out;
 		}
 		ci = grow(&s->chunks, &s->nchunks, sizeof(*ci));
 		if (ci == NULL) {
-			rc = diag(d, -MT_E_NOMEM, start, type, "out of memory");
+			rc = diag(d, -MT_E_NOMEM, start, type,
+			    "out of memory for %s chunk at offset %llu", tn,
+			    (unsigned long long)start);
 			goto out;
 		}
 		ci->type = type;

@@ -257,11 +257,16 @@ struct mt_snap {
 	size_t maplen;
 };
 
-/* Where and why reading failed. */
+/*
+ * Where and why reading failed.  @msg names @off once ("at offset N"):
+ * print it after the file's name as it is, adding no offset.
+ */
 struct mt_snap_diag {
-	uint64_t off;		/* byte offset of the problem */
+	uint64_t off;		/* byte offset of the problem: the chunk's
+				 * header, or the header field at fault */
 	uint32_t type;		/* chunk type, or MT_SNAP_NONE for the header */
-	char msg[160];		/* e.g. "checksum mismatch in AUX chunk" */
+	char msg[160];		/* e.g. "checksum mismatch in AUX chunk at
+				 * offset 32" */
 };
 
 void mt_snap_init(struct mt_snap *s);

@@ -423,8 +423,7 @@ cmd_export_perf(int argc, char **argv)
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (rc < 0) {
-		warnx("'%s': %s at offset %llu", in, sd.msg[0] ? sd.msg :
-		    mt_strerror(rc), (unsigned long long)sd.off);
+		warnx("'%s': %s", in, sd.msg);
 		mt_snap_release(&s);
 		return 1;
 	}

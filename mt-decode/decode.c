@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -769,6 +770,31 @@ dec_call_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Can this thread run libipt's block decoder on its own stack?  The main
+ * thread's stack grows on demand up to RLIMIT_STACK, which the kernel
+ * reads at each growth: raised to DECODE_STACK (and a MiB for what
+ * main() already holds), it takes the decode itself, without the
+ * thread, its stack mapping and its malloc arena (whose callocs clear
+ * every page where the main heap's fresh pages are known zero:
+ * bench/RESULTS.md, session 10).  Other threads' stacks are fixed.
+ */
+static int
+dec_stack_here(void)
+{
+	const rlim_t want = (rlim_t)DECODE_STACK + (1u << 20);
+	struct rlimit rl;
+
+	if (gettid() != getpid() || getrlimit(RLIMIT_STACK, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+		return 1;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
+		return 0;
+	rl.rlim_cur = want;
+	return setrlimit(RLIMIT_STACK, &rl) == 0;
+}
+
 int
 decode_run(const struct decode_opts *o, const struct mt_snap *s,
     struct mt_evw *w, struct decode_stats *st, struct decode_diag *d)
@@ -776,6 +802,8 @@ decode_run(const struct decode_opts *o, const struct mt_snap *s,
 	struct dec_call c = { o, s, w, st, d, 0, 0 };
 	pthread_t th;
 
+	if (dec_stack_here())
+		return dec_all(o, s, w, st, d);
 	if (decode_thread_start(&th, dec_call_main, &c) != 0)
 		return -MT_E_NOMEM;
 	pthread_join(th, NULL);

@@ -113,8 +113,10 @@ int decode_run(const struct decode_opts *o, const struct mt_snap *s,
 
 /*
  * Start @fn(@arg) on a thread with DECODE_STACK bytes of stack: every
- * thread that runs libipt's block decoder is one (decode_run's own, the
- * -j N workers).  libipt 2.0.5 recurses once per block-cache trampoline
+ * thread that runs libipt's block decoder is one (the -j N workers, and
+ * decode_run's own where the main thread's stack limit cannot be raised
+ * to DECODE_STACK; where it can, decode_run decodes in the main thread).
+ * libipt 2.0.5 recurses once per block-cache trampoline
  * (pt_blk_proceed_no_event_cached, ptbq_again), up to the 65535
  * instructions of a block: on code that loops on a direct jump that is
  * more than the default 8 MiB.  Returns 0 or pthread_create's error.

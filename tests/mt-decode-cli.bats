@@ -60,7 +60,7 @@ setup() {
 	echo "hello" > "$D/hello.txt"
 	run mt-decode "$D/hello.txt"
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-decode: '$D/hello.txt': not an mt snapshot (bad magic)" ]
+	[ "$output" = "mt-decode: '$D/hello.txt': not an mt snapshot (bad magic at offset 0)" ]
 }
 
 @test "mt-decode: a directory as the snapshot is one error naming it and the reason, exit 1" {

@@ -88,7 +88,7 @@ teardown() {
 	newer_major "$T/unzip.snap" 2 "$BATS_TEST_TMPDIR/v2.snap"
 	run mt-decode -o "$BATS_TEST_TMPDIR/out.ev" "$BATS_TEST_TMPDIR/v2.snap"
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-decode: '$BATS_TEST_TMPDIR/v2.snap': snapshot format version 2.0 is not supported (this reader: 1.x)" ]
+	[ "$output" = "mt-decode: '$BATS_TEST_TMPDIR/v2.snap': snapshot format version 2.0 at offset 8 is not supported (this reader: 1.x)" ]
 	[ ! -e "$BATS_TEST_TMPDIR/out.ev" ]
 }
 

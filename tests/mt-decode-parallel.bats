@@ -285,3 +285,24 @@ soft_capture() {
 	run mt-decode -j 5000 "$T/tsc.snap"
 	[ "$status" -eq 2 ]
 }
+
+# -j 1 decodes in the main thread (its stack limit raised to the 64 MiB
+# libipt's recursion may need, decode.h): no thread, no thread stack, no
+# second malloc arena.  A hard stack limit below that gets the decode a
+# thread of its own; -j 2 starts its workers.  Threads counted by strace.
+@test "mt-decode -j 1 decodes in its main thread unless the stack limit cannot be raised" {
+	command -v strace > /dev/null || skip "needs strace (make deps)"
+	clones() {
+		strace -f -qq -e trace=clone,clone3 -o "$T/clones" \
+		    bash -c "$1"'; exec mt-decode -q "$@"' _ "${@:2}" \
+		    -o /dev/null
+		grep -Ec '^[0-9]+ +clone3?\(' "$T/clones" || true
+	}
+	[ "$(clones : -j 1 "$T/mix.snap")" -eq 0 ]
+	[ "$(clones : -j 1 "$T/tsc.snap")" -eq 0 ]
+	[ "$(clones : -j 1 --no-cache "$T/mix.snap")" -eq 0 ]
+	[ "$(clones 'ulimit -Ss 8192' -j 1 "$T/mix.snap")" -eq 0 ]
+	[ "$(clones 'ulimit -Ss 8192; ulimit -Hs 8192' -j 1 \
+	    "$T/mix.snap")" -eq 1 ]
+	[ "$(clones : -j 2 "$T/tsc.snap")" -eq 2 ]
+}

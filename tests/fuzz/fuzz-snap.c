@@ -12,6 +12,7 @@
  * with mt_snap_write_fd() it must read back, and writing that again must
  * give the same bytes.
  */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ one(const uint8_t *p, size_t n)
 {
 	struct mt_snap s;
 	struct mt_snap_diag d;
+	char at[40];
 	int rc;
 
 	mt_snap_init(&s);
@@ -36,6 +38,12 @@ one(const uint8_t *p, size_t n)
 		FUZZ_CHECK(memchr(d.msg, '\0', sizeof(d.msg)) != NULL);
 		FUZZ_CHECK(d.off <= n);
 		FUZZ_CHECK(mt_strerror(rc) != NULL);
+		/* It names that offset, once: programs print it as it is. */
+		snprintf(at, sizeof(at), " at offset %llu",
+		    (unsigned long long)d.off);
+		FUZZ_CHECK(strstr(d.msg, at) != NULL);
+		FUZZ_CHECK(strstr(strstr(d.msg, at) + 1, " at offset ") ==
+		    NULL);
 	} else {
 		fuzz_snap_round_trip(&s);
 	}

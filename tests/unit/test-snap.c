@@ -166,6 +166,23 @@ roundtrip_every_chunk(void)
 	free(p);
 }
 
+/*
+ * Does @d's message name its offset once, as "at offset N", so that a
+ * program can print it after the file's name as it is?
+ */
+static int
+names_offset_once(const struct mt_snap_diag *d)
+{
+	char want[40];
+	const char *at = strstr(d->msg, " at offset ");
+
+	snprintf(want, sizeof(want), " at offset %llu",
+	    (unsigned long long)d->off);
+	return at != NULL && strncmp(at, want, strlen(want)) == 0 &&
+	    (at[strlen(want)] < '0' || at[strlen(want)] > '9') &&
+	    strstr(at + 1, " at offset ") == NULL;
+}
+
 static void
 truncation_at_every_offset(void)
 {
@@ -189,6 +206,11 @@ truncation_at_every_offset(void)
 			bad++;
 		if (i >= 8 && d.off > i)
 			bad++;
+		if (!names_offset_once(&d)) {
+			printf("# cut at %zu: '%s' (offset %llu)\n", i, d.msg,
+			    (unsigned long long)d.off);
+			bad++;
+		}
 		mt_snap_release(&r);
 	}
 	CHECK_EQ_U64(bad, 0);
@@ -213,7 +235,8 @@ every_flipped_bit_is_caught(void)
 		for (bit = 0; bit < 8; bit++) {
 			p[i] ^= (uint8_t)(1u << bit);
 			mt_snap_init(&r);
-			if (mt_snap_read_mem(&r, p, len, &d) == 0)
+			if (mt_snap_read_mem(&r, p, len, &d) == 0 ||
+			    !names_offset_once(&d))
 				missed++;
 			mt_snap_release(&r);
 			p[i] ^= (uint8_t)(1u << bit);
@@ -285,7 +308,7 @@ unknown_optional_chunk_skipped_required_refused(void)
 	mt_snap_init(&r);
 	CHECK(mt_snap_read_mem(&r, w.p, w.len, &d) == -MT_E_UNSUPP);
 	CHECK_EQ_U64(d.off, 32);
-	CHECK(strstr(d.msg, "unknown required chunk type 77") != NULL);
+	CHECK_STR(d.msg, "unknown required chunk type 77 at offset 32");
 	mt_snap_release(&r);
 	mt_wbuf_release(&w);
 }
@@ -301,7 +324,9 @@ newer_major_refused(void)
 	header(&w, 2);
 	mt_snap_init(&r);
 	CHECK(mt_snap_read_mem(&r, w.p, w.len, &d) == -MT_E_VERSION);
-	CHECK(strstr(d.msg, "version 2.7 is not supported") != NULL);
+	CHECK_EQ_U64(d.off, 8);
+	CHECK_STR(d.msg, "snapshot format version 2.7 at offset 8 is not "
+	    "supported (this reader: 1.x)");
 	mt_snap_release(&r);
 	mt_wbuf_release(&w);
 }
@@ -324,7 +349,8 @@ checksum_error_names_chunk(void)
 	mt_snap_init(&r);
 	CHECK(mt_snap_read_mem(&r, p, len, &d) == -MT_E_CHECKSUM);
 	CHECK_EQ_U64(d.type, MT_SNAP_AUX);
-	CHECK(strstr(d.msg, "checksum mismatch in AUX chunk") != NULL);
+	CHECK(strstr(d.msg, "checksum mismatch in AUX chunk at offset ") ==
+	    d.msg && names_offset_once(&d));
 	mt_snap_release(&r);
 	mt_snap_release(&s);
 	free(p);
@@ -345,7 +371,7 @@ short_payload_is_corrupt(void)
 	raw_chunk(&w, MT_SNAP_END, 0, cnt, 8);
 	mt_snap_init(&r);
 	CHECK(mt_snap_read_mem(&r, w.p, w.len, &d) == -MT_E_CORRUPT);
-	CHECK(strstr(d.msg, "corrupt THREAD chunk at offset 32") != NULL);
+	CHECK_STR(d.msg, "corrupt THREAD chunk at offset 32");
 	mt_snap_release(&r);
 	mt_wbuf_release(&w);
 }
@@ -513,6 +539,17 @@ done:
 			bad++;
 		mt_snap_release(&m);
 		mt_snap_release(&r);
+		/* read(2) rather than mapped: the same error */
+		mt_snap_init(&r);
+		memset(&dm, 0, sizeof(dm));
+		if (lseek(fd, 0, SEEK_SET) != 0 ||
+		    mt_snap_read_fd(&r, fd, &dm) != rc || d.off != dm.off ||
+		    strcmp(d.msg, dm.msg) != 0) {
+			printf("# cut at %zu: '%s' read, '%s' in memory\n", i,
+			    dm.msg, d.msg);
+			bad++;
+		}
+		mt_snap_release(&r);
 		close(fd);
 	}
 	CHECK_EQ_U64(bad, 0);
@@ -677,7 +714,8 @@ huge_length_from_a_pipe_is_truncation_not_allocation(void)
 	mt_snap_init(&r);
 	CHECK(mt_snap_read_fd(&r, fds[0], &d) == -MT_E_TRUNC);
 #endif
-	CHECK(strstr(d.msg, "truncated in AUX chunk at offset 32") != NULL);
+	CHECK_STR(d.msg, "truncated in AUX chunk at offset 32: length "
+	    "8589934592 exceeds the input");
 	close(fds[0]);
 	mt_snap_release(&r);
 	mt_wbuf_release(&w);
