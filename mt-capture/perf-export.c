@@ -823,7 +823,8 @@ write_perf(struct ex *x, int fd)
 	if (rc == 0)
 		rc = mt_pd_writer_auxtrace_info(w, MT_PD_AUXTRACE_INTEL_PT,
 		    priv, np);
-	qsort(x->list, x->nlist, sizeof(*x->list), cmp_rec);
+	if (x->nlist > 0)	/* qsort(NULL, 0) is undefined */
+		qsort(x->list, x->nlist, sizeof(*x->list), cmp_rec);
 	for (i = 0; rc == 0 && i < x->nlist; i++)
 		rc = mt_pd_writer_record(w, x->recs.p + x->list[i].off,
 		    x->list[i].len);
