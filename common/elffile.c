@@ -501,7 +501,8 @@ finish_open(struct mt_elf *e)
 	int rc;
 
 	if (elf_kind(e->elf) != ELF_K_ELF) {
-		mt_elf_set_err(e->errmsg, "not an ELF file");
+		mt_elf_set_err(e->errmsg, "not an ELF file (bad magic at "
+		    "offset 0)");
 		return -MT_E_MAGIC;
 	}
 	if (gelf_getehdr(e->elf, &eh) == NULL)

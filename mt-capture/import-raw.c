@@ -229,9 +229,15 @@ raw_image(struct mt_snap *s, const char *spec)
 		return 1;
 	}
 	if (off > len || (size != UINT64_MAX && size > len - off)) {
-		fprintf(stderr, "mt-capture: image '%s': offset %llu size "
-		    "%llu past the end of the file (%zu bytes)\n", spec,
-		    (unsigned long long)off, (unsigned long long)size, len);
+		if (size == UINT64_MAX)	/* (no size: to the end) */
+			fprintf(stderr, "mt-capture: image '%s': offset %llu "
+			    "past the end of the file (%zu bytes)\n", spec,
+			    (unsigned long long)off, len);
+		else
+			fprintf(stderr, "mt-capture: image '%s': offset %llu "
+			    "size %llu past the end of the file (%zu bytes)\n",
+			    spec, (unsigned long long)off,
+			    (unsigned long long)size, len);
 		free(p);
 		free(copy);
 		return 1;

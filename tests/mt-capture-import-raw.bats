@@ -109,6 +109,20 @@ sys.stdout.buffer.write(b"".join(struct.pack("<Q", 0x400000 + 2 * i * 4096)
 	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" "$D/code.bin:0x60-0x20@0x400000"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"past the end of the file (112 bytes)" ]]
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" "$D/code.bin:113@0x400000"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: image '$D/code.bin:113@0x400000': offset 113 past the end of the file (112 bytes)" ]
+	[ ! -e "$D/x.snap" ]
+}
+
+@test "import-raw: an --elf that is no ELF file or is cut short names the file and offset, exit 1" {
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" --elf "$D/code.bin"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: '$D/code.bin': not a usable ELF file: not an ELF file (bad magic at offset 0)" ]
+	head -c 40 "$(command -v mt-decode)" > "$D/cut.elf"
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" --elf "$D/cut.elf"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: '$D/cut.elf': not a usable ELF file: truncated: ELF header ends at byte 64, file has 40" ]
 	[ ! -e "$D/x.snap" ]
 }
 

@@ -69,7 +69,7 @@ open_mem_garbage_is_magic_error(void)
 
 	CHECK(mt_elf_open_mem(&e, junk, sizeof(junk)) == -MT_E_MAGIC);
 	CHECK(e == NULL);
-	CHECK(mt_elf_errmsg(NULL)[0] != '\0');
+	CHECK_STR(mt_elf_errmsg(NULL), "not an ELF file (bad magic at offset 0)");
 }
 
 static void
