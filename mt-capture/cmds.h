@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mt-capture's subcommands.  main.c dispatches on argv[1] and calls one of
- * these with the remaining arguments (argv[0] is the subcommand name).
+ * these with the remaining arguments (argv[0] is "mt-capture NAME", which
+ * getopt's messages begin with).
  * Each returns the process exit status: 0, 1 (runtime or data error) or
  * 2 (usage).
  */

@@ -37,6 +37,7 @@ usage(FILE *fp)
 int
 main(int argc, char **argv)
 {
+	static char name[32];
 	size_t i;
 
 	if (argc < 2) {
@@ -52,8 +53,14 @@ main(int argc, char **argv)
 		return 0;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[1], cmds[i].name) == 0)
+		if (strcmp(argv[1], cmds[i].name) == 0) {
+			/* getopt names argv[0] in its messages: "mt-capture
+			 * run: unrecognized option '--bogus'" */
+			snprintf(name, sizeof(name), "mt-capture %s",
+			    cmds[i].name);
+			argv[1] = name;
 			return cmds[i].fn(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "mt-capture: unknown subcommand '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

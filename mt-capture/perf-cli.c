@@ -201,6 +201,7 @@ cmd_import_perf(int argc, char **argv)
 		}
 	}
 	if (argc - optind > 1) {
+		warnx("unexpected argument '%s'", argv[optind + 1]);
 		import_usage(stderr);
 		return 2;
 	}
@@ -374,6 +375,7 @@ cmd_export_perf(int argc, char **argv)
 		}
 	}
 	if (argc - optind > 1) {
+		warnx("unexpected argument '%s'", argv[optind + 1]);
 		export_usage(stderr);
 		return 2;
 	}

@@ -123,6 +123,8 @@ parse_args(struct main_opts *o, int argc, char **argv)
 		}
 	}
 	if (argc - optind > 1) {
+		fprintf(stderr, "mt-decode: unexpected argument '%s'\n",
+		    argv[optind + 1]);
 		usage(stderr);
 		return 2;
 	}

@@ -216,6 +216,7 @@ parse_args(struct fxt_opts *o, int argc, char **argv)
 		}
 	}
 	if (argc - optind > 1) {
+		say("unexpected argument '%s'", argv[optind + 1]);
 		fputs(synopsis, stderr);
 		return 2;
 	}

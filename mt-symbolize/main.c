@@ -275,6 +275,7 @@ main(int argc, char **argv)
 		return rc < 0;
 	}
 	if (argc > 1) {
+		say("unexpected argument '%s'", argv[1]);
 		usage(stderr);
 		return 2;
 	}
