@@ -365,6 +365,7 @@ walk(struct rd *r, size_t pos, size_t end)
 				return diag(r, -MT_E_CORRUPT, pos,
 				    "AUXTRACE_INFO too short");
 			pd->has_auxtrace_info = 1;
+			pd->auxtrace_info_off = pos;
 			pd->auxtrace_type = mt_le32(p + 8);
 			free(pd->priv);
 			pd->npriv = (size - 16u) / 8;

@@ -170,6 +170,8 @@ struct mt_pd {
 	int pipe;			/* 1: pipe-mode file */
 	struct mt_pd_attr *attrs;	size_t nattrs;
 	int has_auxtrace_info;
+	uint64_t auxtrace_info_off;	/* byte offset of that record; its
+					 * value i is at + 16 + 8 * i */
 	uint32_t auxtrace_type;		/* MT_PD_AUXTRACE_INTEL_PT */
 	uint64_t *priv;			size_t npriv;	/* owned */
 	int has_time_conv;

@@ -183,6 +183,14 @@ parse_filters(struct im *m, const char *str)
 	free(dup);
 }
 
+/* @d is about AUXTRACE_INFO value @i: name its offset in the file. */
+static void
+priv_off(struct perf_diag *d, const struct mt_pd *pd, size_t i)
+{
+	d->off = pd->auxtrace_info_off + 16 + 8 * (uint64_t)i;
+	d->has_off = 1;
+}
+
 static int
 import_config(struct im *m, const struct mt_pd_attr *pa)
 {
@@ -214,6 +222,7 @@ import_config(struct im *m, const struct mt_pd_attr *pa)
 		snprintf(m->d->msg, sizeof(m->d->msg), "AUXTRACE_INFO "
 		    "time_shift %llu is over 63", (unsigned long long)
 		    mt_pd_priv(pd, MT_PD_IPT_TIME_SHIFT, 0));
+		priv_off(m->d, pd, MT_PD_IPT_TIME_SHIFT);
 		return -MT_E_CORRUPT;
 	}
 	s->has_timeconv = 1;
@@ -700,6 +709,7 @@ perf_import(const struct perf_import_opts *o, const struct mt_pd *pd,
 		snprintf(d->msg, sizeof(d->msg), "AUXTRACE_INFO has %zu "
 		    "values, Intel PT needs at least %d", pd->npriv,
 		    MT_PD_IPT_NPRIV_MIN);
+		priv_off(d, pd, 0);
 		return -MT_E_CORRUPT;
 	}
 	pa = mt_pd_pt_attr(pd);
@@ -707,6 +717,7 @@ perf_import(const struct perf_import_opts *o, const struct mt_pd *pd,
 		snprintf(d->msg, sizeof(d->msg), "no event of the Intel PT "
 		    "PMU type %llu recorded",
 		    (unsigned long long)pd->priv[MT_PD_IPT_PMU_TYPE]);
+		priv_off(d, pd, MT_PD_IPT_PMU_TYPE);
 		return -MT_E_CORRUPT;
 	}
 	rc = mt_snap_add_meta(s, "reason", "import");

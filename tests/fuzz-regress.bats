@@ -74,7 +74,7 @@ replay() {
 	f="$MT_ROOT/tests/fuzz/regress/perfdata/time-shift-over-63"
 	run mt-capture import-perf "$f" -o "$BATS_TEST_TMPDIR/s.snap"
 	[ "$status" -eq 1 ]
-	[ "$output" = "mt-capture: '$f': AUXTRACE_INFO time_shift 2560 is over 63" ]
+	[ "$output" = "mt-capture: '$f': AUXTRACE_INFO time_shift 2560 is over 63 at offset 468" ]
 	[ ! -e "$BATS_TEST_TMPDIR/s.snap" ]
 }
 

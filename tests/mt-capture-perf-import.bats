@@ -203,6 +203,35 @@ events() {
 	done
 }
 
+# set_priv IN OUT I V: IN with value I of its AUXTRACE_INFO record (type
+# 70, values from byte 16 of the record) set to V; prints the value's
+# offset.  The records are walked from the data section (header byte 40).
+set_priv() {
+	python3 - "$@" <<-'EOF'
+		import struct, sys
+		d = bytearray(open(sys.argv[1], 'rb').read())
+		off, = struct.unpack_from('<Q', d, 40)
+		while struct.unpack_from('<I', d, off)[0] != 70:
+		    off += struct.unpack_from('<H', d, off + 6)[0]
+		at = off + 16 + 8 * int(sys.argv[3])
+		struct.pack_into('<Q', d, at, int(sys.argv[4]))
+		open(sys.argv[2], 'wb').write(d)
+		print(at)
+	EOF
+}
+
+@test "import-perf: a bad AUXTRACE_INFO value is named with its offset" {
+	at=$(set_priv thread.data bad.data 0 99)
+	run mt-capture import-perf --no-bundle bad.data -o bad.snap
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: 'bad.data': no event of the Intel PT PMU type 99 recorded at offset $at" ]
+	at=$(set_priv thread.data bad.data 1 64)
+	run mt-capture import-perf --no-bundle bad.data -o bad.snap
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: 'bad.data': AUXTRACE_INFO time_shift 64 is over 63 at offset $at" ]
+	[ ! -e bad.snap ]
+}
+
 @test "import-perf: not a perf.data file" {
 	echo "hello, this is not perf data" > text.data
 	run mt-capture import-perf text.data -o x.snap
