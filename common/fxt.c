@@ -93,11 +93,15 @@ struct mt_fxt {
 	uint64_t stamp;		/* number of the record being built */
 };
 
-static void
+/* One little-endian word at the end of the buffer (room reserved). */
+static inline void
 put64(struct mt_fxt *w, uint64_t v)
 {
 	uint8_t *p = w->buf + w->len;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 8);
+#else
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
 	p[2] = (uint8_t)(v >> 16);
@@ -106,6 +110,7 @@ put64(struct mt_fxt *w, uint64_t v)
 	p[5] = (uint8_t)(v >> 40);
 	p[6] = (uint8_t)(v >> 48);
 	p[7] = (uint8_t)(v >> 56);
+#endif
 	w->len += 8;
 }
 
@@ -263,22 +268,15 @@ mt_fxt_cstr(struct mt_fxt *w, const char *s)
 /*
  * The string-table index of handle @h for the record being built,
  * registering it (string record) first if its slot was lost.  0 for the
- * empty string.
+ * empty string.  str_ref_new() registers it.
  */
 static uint16_t
-str_ref(struct mt_fxt *w, uint32_t h)
+str_ref_new(struct mt_fxt *w, uint32_t h)
 {
-	struct fxt_str *s;
+	struct fxt_str *s = &w->strs[h];
 	uint32_t slot;
 	size_t words;
 
-	if (h == 0 || h >= w->nstr)
-		return 0;
-	s = &w->strs[h];
-	if (s->slot != 0 && w->slot_str[s->slot] == h) {
-		w->slot_stamp[s->slot] = w->stamp;
-		return s->slot;
-	}
 	if (w->str_next <= w->max_strings) {
 		slot = w->str_next++;
 	} else {
@@ -299,6 +297,21 @@ str_ref(struct mt_fxt *w, uint32_t h)
 	    (uint64_t)s->len << 32);
 	putbytes(w, w->pool + s->off, s->len);
 	return (uint16_t)slot;
+}
+
+static inline uint16_t
+str_ref(struct mt_fxt *w, uint32_t h)
+{
+	uint32_t slot;
+
+	if (h == 0 || h >= w->nstr)
+		return 0;
+	slot = w->strs[h].slot;
+	if (slot != 0 && w->slot_str[slot] == h) {
+		w->slot_stamp[slot] = w->stamp;
+		return (uint16_t)slot;
+	}
+	return str_ref_new(w, h);
 }
 
 uint32_t
