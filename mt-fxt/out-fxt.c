@@ -58,15 +58,13 @@ grow_u32(uint32_t **p, uint32_t *n, uint32_t need)
 	return 0;
 }
 
-/* FXT handle of sym string @h. */
+/* name(), the first time @h is used in this file. */
 static uint32_t
-name(struct ofxt *x, uint32_t h)
+name_new(struct ofxt *x, uint32_t h)
 {
 	const char *s;
 	size_t len;
 
-	if (h == 0)
-		return 0;
 	if (h >= x->nnames && grow_u32(&x->names, &x->nnames, h + 1) < 0) {
 		x->o->err = -MT_E_NOMEM;
 		return 0;
@@ -76,6 +74,17 @@ name(struct ofxt *x, uint32_t h)
 		x->names[h] = mt_fxt_str(x->w, s, len) + 1;
 	}
 	return x->names[h] - 1;
+}
+
+/* FXT handle of sym string @h. */
+static inline uint32_t
+name(struct ofxt *x, uint32_t h)
+{
+	if (h == 0)
+		return 0;
+	if (h < x->nnames && x->names[h] != 0)
+		return x->names[h] - 1;
+	return name_new(x, h);
 }
 
 static uint64_t
@@ -128,9 +137,9 @@ proc_koid(struct ofxt *x, uint32_t index)
 	return x->pkoid[index];
 }
 
-/* The FXT thread of @t, written (kernel objects) on first use. */
+/* thread(), the first time @t is used in this file. */
 static uint32_t
-thread(struct ofxt *x, const struct sym_thread *t)
+thread_new(struct ofxt *x, const struct sym_thread *t)
 {
 	struct mt_fxt_arg a = { .name = x->a_tid, .type = MT_FXT_ARG_UINT,
 	    .v.u = t->tid };
@@ -140,8 +149,6 @@ thread(struct ofxt *x, const struct sym_thread *t)
 	char b[600];
 	int n;
 
-	if (t->index < x->nthr && x->thr[t->index])
-		return x->thr[t->index];
 	if (grow_u32(&x->thr, &x->nthr, t->index + 1) < 0 ||
 	    grow_u32(&x->tkoid, &x->ntk, t->index + 1) < 0) {
 		x->o->err = -MT_E_NOMEM;
@@ -159,6 +166,15 @@ thread(struct ofxt *x, const struct sym_thread *t)
 	    (size_t)n, &a, 1);
 	x->thr[t->index] = mt_fxt_thread(x->w, pk, x->tkoid[t->index]);
 	return x->thr[t->index];
+}
+
+/* The FXT thread of @t, written (kernel objects) on first use. */
+static inline uint32_t
+thread(struct ofxt *x, const struct sym_thread *t)
+{
+	if (t->index < x->nthr && x->thr[t->index])
+		return x->thr[t->index];
+	return thread_new(x, t);
 }
 
 static void
