@@ -93,12 +93,10 @@ struct mt_fxt {
 	uint64_t stamp;		/* number of the record being built */
 };
 
-/* One little-endian word at the end of the buffer (room reserved). */
-static inline void
-put64(struct mt_fxt *w, uint64_t v)
+/* One little-endian word at @p; returns the byte after it. */
+static inline uint8_t *
+le64(uint8_t *p, uint64_t v)
 {
-	uint8_t *p = w->buf + w->len;
-
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	memcpy(p, &v, 8);
 #else
@@ -111,6 +109,14 @@ put64(struct mt_fxt *w, uint64_t v)
 	p[6] = (uint8_t)(v >> 48);
 	p[7] = (uint8_t)(v >> 56);
 #endif
+	return p + 8;
+}
+
+/* One word at the end of the buffer (room reserved). */
+static inline void
+put64(struct mt_fxt *w, uint64_t v)
+{
+	le64(w->buf + w->len, v);
 	w->len += 8;
 }
 
@@ -445,6 +451,7 @@ event(struct mt_fxt *w, unsigned type, uint32_t thread, uint32_t cat,
 {
 	struct arg_enc enc[MT_FXT_MAX_ARGS];
 	uint64_t tref, cref, nref;
+	uint8_t *p;
 	size_t words;
 	unsigned i;
 
@@ -463,13 +470,19 @@ event(struct mt_fxt *w, unsigned type, uint32_t thread, uint32_t cat,
 	}
 	if (!reserve(w, words))
 		return;
-	put64(w, REC_EVENT | (uint64_t)words << 4 | (uint64_t)type << 16 |
-	    (uint64_t)nargs << 20 | tref << 24 | cref << 32 | nref << 48);
-	put64(w, ts);
-	for (i = 0; i < nargs; i++)
-		arg_put(w, &enc[i]);
+	/* Through a local pointer: the buffer's bytes alias w's fields. */
+	p = le64(w->buf + w->len, REC_EVENT | (uint64_t)words << 4 |
+	    (uint64_t)type << 16 | (uint64_t)nargs << 20 | tref << 24 |
+	    cref << 32 | nref << 48);
+	p = le64(p, ts);
+	for (i = 0; i < nargs; i++) {
+		p = le64(p, enc[i].hdr);
+		if (enc[i].words == 2)
+			p = le64(p, enc[i].val);
+	}
 	if (nextra)
-		put64(w, extra);
+		p = le64(p, extra);
+	w->len += words * 8;
 }
 
 void
