@@ -653,6 +653,24 @@ mt_evr_skip(struct mt_evr *r)
 	r->lineno++;
 }
 
+int
+mt_evr_ahead(struct mt_evr *r, const char **p, size_t *n)
+{
+	if (!r->header_seen || r->pos == r->end)
+		return 1;
+	*p = r->buf + r->pos;
+	*n = r->end - r->pos;
+	return 0;
+}
+
+void
+mt_evr_take(struct mt_evr *r, size_t n)
+{
+	r->pos += n;
+	r->consumed += n;
+	r->lineno++;
+}
+
 /*
  * Writer.
  */

@@ -117,6 +117,19 @@ uint64_t mt_evr_offset(const struct mt_evr *r);
 int mt_evr_peek(struct mt_evr *r, const char **line, size_t *len);
 /* Consume the line mt_evr_peek() just showed; it counts as a line. */
 void mt_evr_skip(struct mt_evr *r);
+/*
+ * For a caller's own parser of the lines it knows (mt-fxt's plain
+ * events): the bytes read ahead, from the next line on, left in place,
+ * without looking for the line's end.  Returns 0 with *@p, *@n (> 0)
+ * valid until the next call on @r; 1 when there are none (header not
+ * read yet, buffer empty: call mt_evr_next(), which reads on).  The
+ * caller either parses one whole line there, its '\n' included, and
+ * consumes it with mt_evr_take(), or leaves it to mt_evr_next() (a line
+ * that does not end in the buffer, or one it does not know).
+ */
+int mt_evr_ahead(struct mt_evr *r, const char **p, size_t *n);
+/* Consume @n bytes shown by mt_evr_ahead(): one line with its '\n'. */
+void mt_evr_take(struct mt_evr *r, size_t n);
 
 struct mt_evw;
 

@@ -61,8 +61,8 @@ digits8(uint64_t w, uint64_t *t)
 }
 
 /*
- * 1 to @maxd decimal digits at p[0..e) ending at @e or a space; returns
- * the byte after them, or NULL.
+ * 1 to @maxd decimal digits at p[0..e) ending at a space or the line's
+ * '\n' (before @e); returns the byte after them, or NULL.
  */
 static inline const char *
 decimal(const char *p, const char *e, int maxd, uint64_t *v)
@@ -86,7 +86,7 @@ decimal(const char *p, const char *e, int maxd, uint64_t *v)
 		p++;
 	}
 end:
-	if (p == s || p - s > maxd || (p < e && *p != ' '))
+	if (p == s || p - s > maxd || p == e || (*p != ' ' && *p != '\n'))
 		return NULL;
 	*v = x;
 	return p;
@@ -124,7 +124,10 @@ hexvalue8(uint64_t nib, unsigned n)
 	return (v | v >> 16) & 0xffffffffull;
 }
 
-/* "0x" and 1 to 16 hex digits at p[0..e), ending at @e or a space. */
+/*
+ * "0x" and 1 to 16 hex digits at p[0..e), ending at a space or the
+ * line's '\n' (before @e).
+ */
 static inline const char *
 address(const char *p, const char *e, uint64_t *v)
 {
@@ -150,7 +153,7 @@ address(const char *p, const char *e, uint64_t *v)
 		p++;
 	}
 end:
-	if (p == s || p - s > 16 || (p < e && *p != ' '))
+	if (p == s || p - s > 16 || p == e || (*p != ' ' && *p != '\n'))
 		return NULL;
 	*v = x;
 	return p;
@@ -216,8 +219,9 @@ keyword(const char *line, const char *e, const char **p)
 }
 
 /*
- * The REASON of a disable line at p[0..e), ending at @e or a space: the
- * reader's string for it (the reasons have no %-escapes), else NULL.
+ * The REASON of a disable line at p[0..e), ending at a space or '\n'
+ * (before @e): the reader's string for it (the reasons have no
+ * %-escapes), else NULL.
  */
 static const char *
 reason(const char *p, const char *e, const char **next)
@@ -225,28 +229,33 @@ reason(const char *p, const char *e, const char **next)
 	static const char *const reasons[] = {
 		"filter", "syscall", "async", "uprobe", "other",
 	};
-	const char *q = memchr(p, ' ', (size_t)(e - p));
-	size_t n = q ? (size_t)(q - p) : (size_t)(e - p), i;
+	const char *q = p;
+	size_t n, i;
 
+	while (q < e && *q != ' ' && *q != '\n')
+		q++;
+	if (q == e)
+		return NULL;
+	n = (size_t)(q - p);
 	for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
 		if (strlen(reasons[i]) == n && memcmp(reasons[i], p, n) == 0) {
-			*next = p + n;
+			*next = q;
 			return reasons[i];
 		}
 	return NULL;
 }
 
-int
-fastev_parse(const char *line, size_t len, struct mt_ev *ev)
+size_t
+fastev_line(const char *line, const char *e, struct mt_ev *ev)
 {
-	const char *p = line, *e = line + len;
+	const char *p = line;
 	uint64_t v;
 	int i, na;
 
 	ev->kind = keyword(line, e, &p);
 	if (!mt_ev_plain(ev->kind) && ev->kind != MT_EV_DISABLE)
 		return 0;
-	if ((p = decimal(p, e, 19, &ev->time)) == NULL || p == e)
+	if ((p = decimal(p, e, 19, &ev->time)) == NULL || *p != ' ')
 		return 0;
 	if ((p = decimal(p + 1, e, 10, &v)) == NULL || v > UINT32_MAX)
 		return 0;
@@ -254,16 +263,17 @@ fastev_parse(const char *line, size_t len, struct mt_ev *ev)
 	ev->addr[0] = ev->addr[1] = 0;
 	na = mt_ev_naddr(ev->kind);
 	for (i = 0; i < na; i++) {
-		if (p == e || (p = address(p + 1, e, &ev->addr[i])) == NULL)
+		if (*p != ' ' || (p = address(p + 1, e, &ev->addr[i])) == NULL)
 			return 0;
 	}
 	ev->str[0] = ev->str[1] = NULL;
 	if (ev->kind == MT_EV_DISABLE) {
-		if (p == e || (ev->str[0] = reason(p + 1, e, &p)) == NULL)
+		if (*p != ' ' || (ev->str[0] = reason(p + 1, e, &p)) == NULL)
 			return 0;
 	}
 	ev->loc[0] = ev->loc[1] = 0;
-	for (i = 0; p < e; i++) {
+	/* p is at a space or '\n' (decimal(), address() and reason()). */
+	for (i = 0; *p != '\n'; i++) {
 		if (i == na || e - p < 3 || p[1] != '@' ||
 		    (p = decimal(p + 2, e, 10, &v)) == NULL || v > UINT32_MAX)
 			return 0;
@@ -272,5 +282,5 @@ fastev_parse(const char *line, size_t len, struct mt_ev *ev)
 	ev->pid = ev->id = 0;
 	ev->num = 0;
 	ev->nframes = 0;
-	return 1;
+	return (size_t)(p + 1 - line);
 }

@@ -18,9 +18,12 @@
 #include "events.h"
 
 /*
- * Parse the @len bytes at @line (no '\n').  Returns 1 with @ev filled as
- * mt_evr_next() fills it, or 0 (then @ev may be partly written).
+ * Parse the line at @line, up to and including its '\n', which must come
+ * before @e (the end of the bytes read ahead, mt_evr_ahead()).  Returns
+ * the line's length with its '\n', @ev filled as mt_evr_next() fills it;
+ * or 0 (then @ev may be partly written): not such a line, or its end not
+ * before @e.
  */
-int fastev_parse(const char *line, size_t len, struct mt_ev *ev);
+size_t fastev_line(const char *line, const char *e, struct mt_ev *ev);
 
 #endif /* MT_FXT_FASTEV_H */

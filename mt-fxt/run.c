@@ -47,14 +47,12 @@ parse_u64(const char *s, uint64_t *v)
 static int
 next_record(struct mt_evr *r, struct mt_ev *ev)
 {
-	const char *line;
-	size_t len;
-	int rc = mt_evr_peek(r, &line, &len);
+	const char *p;
+	size_t n;
 
-	if (rc < 0)
-		return rc;
-	if (rc == 0 && fastev_parse(line, len, ev)) {
-		mt_evr_skip(r);
+	if (mt_evr_ahead(r, &p, &n) == 0 &&
+	    (n = fastev_line(p, p + n, ev)) > 0) {
+		mt_evr_take(r, n);
 		return 0;
 	}
 	return mt_evr_next(r, ev);
