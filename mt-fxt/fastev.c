@@ -69,7 +69,7 @@ decimal(const char *p, const char *e, int maxd, uint64_t *v)
 {
 	const char *s = p;
 	uint64_t x = 0, w, t;
-	unsigned d, n;
+	unsigned d, n, c;
 
 	if (e - p >= 8) {
 		memcpy(&w, p, 8);
@@ -77,15 +77,20 @@ decimal(const char *p, const char *e, int maxd, uint64_t *v)
 		if (n == 0)
 			return NULL;
 		x = value8(t, n);
-		p += n;
-		if (n < 8)
-			goto end;
+		if (n < 8) {
+			/* The byte after them is in the word (maxd >= 8). */
+			c = (unsigned)(w >> 8 * n) & 0xff;
+			if (c != ' ' && c != '\n')
+				return NULL;
+			*v = x;
+			return p + n;
+		}
+		p += 8;
 	}
 	while (p < e && (d = (unsigned)(*p - '0')) <= 9) {
 		x = x * 10 + d;
 		p++;
 	}
-end:
 	if (p == s || p - s > maxd || p == e || (*p != ' ' && *p != '\n'))
 		return NULL;
 	*v = x;
@@ -133,7 +138,7 @@ address(const char *p, const char *e, uint64_t *v)
 {
 	const char *s;
 	uint64_t x = 0, w, nib;
-	unsigned d, n;
+	unsigned d, n, c;
 
 	if (e - p < 3 || p[0] != '0' || p[1] != 'x')
 		return NULL;
@@ -144,15 +149,20 @@ address(const char *p, const char *e, uint64_t *v)
 		if (n == 0)
 			break;
 		x = x << 4 * n | hexvalue8(nib, n);
-		p += n;
-		if (n < 8)
-			goto end;
+		if (n < 8) {
+			/* The byte after them is in the word: at most 16. */
+			c = (unsigned)(w >> 8 * n) & 0xff;
+			if (c != ' ' && c != '\n')
+				return NULL;
+			*v = x;
+			return p + n;
+		}
+		p += 8;
 	}
 	while (p < e && p - s <= 16 && (d = hexv[(unsigned char)*p]) != 0) {
 		x = x << 4 | (d - 1);
 		p++;
 	}
-end:
 	if (p == s || p - s > 16 || p == e || (*p != ' ' && *p != '\n'))
 		return NULL;
 	*v = x;
