@@ -195,11 +195,12 @@ isal_start(struct sink *s)
 }
 
 /*
- * SINK_FAST_LEVEL: the pending bytes into the ISA-L stream (started on
- * the first call), the last ones with @fin.
+ * SINK_FAST_LEVEL: @n bytes at @p (the pending ones, or a caller's, see
+ * sink_write()) into the ISA-L stream (started on the first call), the
+ * last ones with @fin.
  */
 static int
-isal_out(struct sink *s, int fin)
+isal_out(struct sink *s, const uint8_t *p, size_t n, int fin)
 {
 	struct isal_zstream *z;
 	int rc;
@@ -207,8 +208,8 @@ isal_out(struct sink *s, int fin)
 	if (s->iz == NULL && isal_start(s) < 0)
 		return s->err;
 	z = s->iz;
-	z->next_in = s->buf;
-	z->avail_in = (uint32_t)s->len;
+	z->next_in = (uint8_t *)(uintptr_t)p;
+	z->avail_in = (uint32_t)n;
 	z->end_of_stream = fin;
 	do {
 		z->next_out = s->zbuf;
@@ -291,7 +292,7 @@ drain(struct sink *s, int flush)
 		rc = write_all(s, s->buf, s->len);
 	else if (s->level == SINK_FAST_LEVEL && (s->iz != NULL ||
 	    flush != Z_FINISH || s->len > SINK_SMALL) && isal_load(s) == 0)
-		rc = isal_out(s, flush == Z_FINISH);
+		rc = isal_out(s, s->buf, s->len, flush == Z_FINISH);
 	else if (!s->zon && flush == Z_FINISH)
 		rc = whole(s);
 	else if (!s->zon && zlib_start(s) < 0)
@@ -352,6 +353,15 @@ sink_write(struct sink *s, const void *p, size_t n)
 	if (s->err)
 		return s->err;
 	s->bytes += n;
+	/*
+	 * A large write with nothing pending (the FXT writer's 64 KiB
+	 * chunks) goes out from the caller's bytes, not copied first, where
+	 * nothing holds the output: plain, and once the ISA-L stream runs.
+	 */
+	if (s->len == 0 && n >= SINK_BUF / 2 && (s->level == 0 ||
+	    (s->level == SINK_FAST_LEVEL && s->iz != NULL)))
+		return s->level == 0 ? write_all(s, b, n) :
+		    isal_out(s, b, n, 0);
 	while (n > 0) {
 		size_t k = s->cap - s->len;
 
