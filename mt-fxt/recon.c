@@ -107,15 +107,21 @@ recon_set_base(struct recon *r, uint64_t base)
 static struct rthread *
 get_thread(struct recon *r, uint32_t tid)
 {
-	struct sym_thread *t = sym_thread(r->sym, 0, tid);
+	struct sym_thread *t;
 	struct rthread *rt;
 	int fresh;
 
+	/* Runs of events on one thread: its block again (blocks stay). */
+	if (r->last_rt != NULL && r->last_tid == tid)
+		return r->last_rt;
+	t = sym_thread(r->sym, 0, tid);
 	if (t == NULL ||
 	    (rt = thrtab_get(&r->thr, t->index, sizeof(*rt), &fresh)) == NULL)
 		return NULL;
 	if (fresh)
 		rt->t = rt->track = rt->shown = t;
+	r->last_tid = tid;
+	r->last_rt = rt;
 	return rt;
 }
 

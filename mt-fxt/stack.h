@@ -159,6 +159,8 @@ struct recon {
 	struct fxt_stats *st;	/* counts (not owned) */
 	uint64_t base;		/* subtracted from times */
 	struct thrtab thr;	/* struct rthread by sym_thread index */
+	uint32_t last_tid;	/* get_thread()'s last answer, for last_tid */
+	struct rthread *last_rt;	/* (NULL: none yet) */
 	struct op *log;		/* the batch being applied */
 	uint32_t nlog, caplog;
 	int err;
