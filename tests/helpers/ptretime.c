@@ -296,11 +296,14 @@ fail:
 }
 
 static int
-do_time(struct mt_snap *s, unsigned modes, int dup)
+do_time(struct mt_snap *s, unsigned modes, int dup, uint64_t cut)
 {
 	size_t n0 = s->naux, i;
 	int k;
 
+	for (i = 0; i < n0 && cut != 0; i++)
+		if (s->aux[i].len > cut)
+			s->aux[i].len = cut;
 	for (k = 1; k < dup; k++) {
 		for (i = 0; i < n0; i++) {
 			struct mt_snap_aux a = s->aux[i];
@@ -448,7 +451,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: ptretime time [-S seed] [-m TtMCBPO] "
-	    "[-d N] IN OUT\n       ptretime mutate [-S seed] IN OUT\n");
+	    "[-d N] [-c BYTES] IN OUT\n       ptretime mutate [-S seed] IN OUT\n");
 }
 
 int
@@ -459,7 +462,7 @@ main(int argc, char **argv)
 	const char *modes = NULL;
 	char tmp[4200];
 	unsigned mv = 0;
-	uint64_t seed = 1;
+	uint64_t seed = 1, cut = 0;
 	int c, dup = 1, fd, rc;
 
 	if (argc < 2) {
@@ -467,11 +470,12 @@ main(int argc, char **argv)
 		return 2;
 	}
 	optind = 2;
-	while ((c = getopt(argc, argv, "S:m:d:")) != -1) {
+	while ((c = getopt(argc, argv, "S:m:d:c:")) != -1) {
 		switch (c) {
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
 		case 'm': modes = optarg; break;
 		case 'd': dup = atoi(optarg); break;
+		case 'c': cut = strtoull(optarg, NULL, 0); break;
 		default: usage(); return 2;
 		}
 	}
@@ -495,7 +499,7 @@ main(int argc, char **argv)
 	}
 	close(fd);
 	if (strcmp(argv[1], "time") == 0)
-		rc = do_time(&s, mv, dup);
+		rc = do_time(&s, mv, dup, cut);
 	else if (strcmp(argv[1], "mutate") == 0)
 		rc = do_mutate(&s);
 	else {
