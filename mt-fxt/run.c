@@ -191,6 +191,25 @@ split_swap(void *ctx)
 	return rc;
 }
 
+/*
+ * A run that fails after --max-size split its output: remove the numbered
+ * files it finished (@out.1 ... @out.N), so that a failed run leaves no
+ * part of a trace behind (the last part, not finished, was a temporary
+ * file and is gone already).
+ */
+static void
+remove_parts(const char *out, struct fxt_stats *st)
+{
+	char *name;
+
+	for (; st->files > 0; st->files--) {
+		name = numbered(out, (unsigned)st->files);
+		if (name != NULL)
+			(void)unlink(name);
+		free(name);
+	}
+}
+
 /* Split when the output would outgrow --max-size with its open frames. */
 static int
 maybe_split(struct split *sp, struct view *v)
@@ -366,6 +385,8 @@ out:
 			free(last);
 		}
 		cr = sink_close(out.sink, ret >= 0, smsg, sizeof(smsg));
+		if (ret < 0 || cr < 0)
+			remove_parts(o.out, st);
 		if (st->files > 0)
 			st->files++;
 		if (cr < 0 && (ret >= 0 || msg[0] == '\0')) {

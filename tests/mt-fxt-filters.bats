@@ -140,6 +140,18 @@ filtered() {
 	[ -e "$BATS_TEST_TMPDIR/whole.fxt" ]
 }
 
+@test "mt-fxt --max-size: a bad line after a split leaves no part of the trace, exit 1" {
+	"$GEN" --events 20000 --functions 50 --threads 3 > "$BATS_TEST_TMPDIR/s.events"
+	n=$(wc -l < "$BATS_TEST_TMPDIR/s.events")
+	echo "call zz 1 0x1 0x2" >> "$BATS_TEST_TMPDIR/s.events"
+	mkdir "$BATS_TEST_TMPDIR/out"
+	run mt-fxt --max-size 100k -o "$BATS_TEST_TMPDIR/out/t.fxt" "$BATS_TEST_TMPDIR/s.events"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-fxt: $BATS_TEST_TMPDIR/s.events: line $((n + 1)): field 1: bad time 'zz'" ]
+	run ls -A "$BATS_TEST_TMPDIR/out"
+	[ -z "$output" ]
+}
+
 @test "mt-fxt --max-size with another format or standard output is a usage error" {
 	for f in json folded summary; do
 		run mt-fxt -F "$f" --max-size 100k -o "$BATS_TEST_TMPDIR/t.$f" "$D/filter.events"
