@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Candidate debug-file paths checked before libdw's standard search opens
- * them (see dbgpath.h).
+ * Candidate debug-file paths: checked before libdw's standard search opens
+ * them, and searched without libdw (see dbgpath.h).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -12,9 +12,10 @@
 #include "dbgpath.h"
 
 struct check {
-	char *bad;		/* where to put the offending path */
-	size_t badlen;
-	int found;		/* 1 once one is found */
+	/* Called for each candidate that exists; 1 stops the walk. */
+	int (*visit)(void *ctx, const char *path, const struct stat *st);
+	void *ctx;
+	int found;		/* 1 once visit() returned 1 */
 	int nomem;		/* 1 if asprintf() failed */
 };
 
@@ -31,11 +32,8 @@ look(struct check *c, const char *a, const char *b, const char *d)
 		c->nomem = 1;
 		return;
 	}
-	if (stat(p, &st) == 0 && !S_ISREG(st.st_mode) &&
-	    !S_ISDIR(st.st_mode)) {
-		snprintf(c->bad, c->badlen, "%s", p);
+	if (stat(p, &st) == 0 && c->visit(c->ctx, p, &st) == 1)
 		c->found = 1;
-	}
 	free(p);
 }
 
@@ -49,11 +47,16 @@ look_in(struct check *c, const char *dir, const char *name)
 		look(c, dir, "/", name);
 }
 
-/* Every directory @entry of the path gives, for a file in @fdir. */
+/*
+ * Every directory @entry of the path gives, for a file in @fdir; @own is
+ * the file's base name, which libdw also tries there (not in @fdir
+ * itself) when the file has no .gnu_debuglink, else NULL.
+ */
 static void
 look_entry(struct check *c, const char *entry, const char *fdir,
-    const char *name)
+    const char *name, const char *own)
 {
+	const char *t;
 	char *sub;
 
 	if (entry[0] == '+' || entry[0] == '-')
@@ -69,17 +72,24 @@ look_entry(struct check *c, const char *entry, const char *fdir,
 			return;
 		}
 		look_in(c, sub, name);
+		if (own != NULL)
+			look_in(c, sub, own);
 		free(sub);
 		return;
 	}
 	look(c, entry, "/", name);
 	look(c, entry, "/.dwz/", name);
-	if (fdir[0] == '/') {
-		if (asprintf(&sub, "%s%s", entry, fdir) < 0) {
+	if (own != NULL)
+		look(c, entry, "/", own);
+	/* ENTRY/a/b/c/name, ENTRY/b/c/name, ENTRY/c/name for /a/b/c */
+	for (t = fdir; t != NULL && t[0] == '/'; t = strchr(t + 1, '/')) {
+		if (asprintf(&sub, "%s%s", entry, t) < 0) {
 			c->nomem = 1;
 			return;
 		}
 		look_in(c, sub, name);
+		if (own != NULL)
+			look_in(c, sub, own);
 		free(sub);
 	}
 }
@@ -90,6 +100,7 @@ look_file(struct check *c, const char *dipath, const char *file,
     const char *debuglink)
 {
 	const char *slash = strrchr(file, '/'), *e, *next, *base;
+	const char *fbase = slash ? slash + 1 : file;
 	char *fdir, *entry, *own = NULL;
 
 	fdir = slash ? strndup(file, (size_t)(slash - file)) : strdup("");
@@ -118,8 +129,8 @@ look_file(struct check *c, const char *dipath, const char *file,
 			c->nomem = 1;
 			break;
 		}
-		look_entry(c, entry, fdir, debuglink);
-		look_entry(c, entry, fdir, base);
+		look_entry(c, entry, fdir, debuglink, own ? fbase : NULL);
+		look_entry(c, entry, fdir, base, NULL);
 		free(entry);
 		if (*next == '\0')
 			break;
@@ -129,10 +140,12 @@ look_file(struct check *c, const char *dipath, const char *file,
 }
 
 int
-sym_dbgpath_unsafe(const char *dipath, const char *file_name,
-    const char *debuglink, const char *hex, char *bad, size_t badlen)
+sym_dbgpath_each(const char *dipath, const char *file_name,
+    const char *debuglink, const char *hex,
+    int (*visit)(void *ctx, const char *path, const struct stat *st),
+    void *ctx)
 {
-	struct check c = { .bad = bad, .badlen = badlen };
+	struct check c = { .visit = visit, .ctx = ctx };
 	const char *e, *next;
 	char *real, *entry;
 
@@ -167,4 +180,31 @@ sym_dbgpath_unsafe(const char *dipath, const char *file_name,
 		free(real);
 	}
 	return c.nomem ? -1 : c.found;
+}
+
+/* Where sym_dbgpath_unsafe() puts the offending path. */
+struct bad {
+	char *buf;
+	size_t len;
+};
+
+static int
+unsafe_visit(void *ctx, const char *path, const struct stat *st)
+{
+	struct bad *b = ctx;
+
+	if (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode))
+		return 0;
+	snprintf(b->buf, b->len, "%s", path);
+	return 1;
+}
+
+int
+sym_dbgpath_unsafe(const char *dipath, const char *file_name,
+    const char *debuglink, const char *hex, char *bad, size_t badlen)
+{
+	struct bad b = { .buf = bad, .len = badlen };
+
+	return sym_dbgpath_each(dipath, file_name, debuglink, hex,
+	    unsafe_visit, &b);
 }

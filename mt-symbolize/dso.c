@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "dbgcopy.h"
 #include "dbgpath.h"
@@ -491,6 +492,161 @@ load_fdes(struct sym_dso *d)
 	return 0;
 }
 
+/* The places a stripped binary's debug file may be (sym_dbgpath_each). */
+struct dbg_find {
+	struct sym_dso *d;
+	const char *hex;	/* the binary's build-id, "" none */
+	const char *link;	/* its .gnu_debuglink name, NULL none */
+	uint32_t crc;		/* the CRC32 that .gnu_debuglink gives */
+	struct stat self;	/* the binary's own file */
+	struct mt_elf *found;	/* the debug file; owned */
+};
+
+/* CRC32 (zlib's, as .gnu_debuglink's) of the file at @path: 0, or -1. */
+static int
+file_crc(const char *path, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uLong c = crc32(0, Z_NULL, 0);
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		c = crc32(c, buf, (uInt)n);
+	close(fd);
+	*crc = (uint32_t)c;
+	return n == 0 ? 0 : -1;
+}
+
+/*
+ * A candidate of sym_dbgpath_each(): taken, as libdw's search takes it
+ * (elfutils 0.188 find-debuginfo.c, validate), when it is a regular file
+ * other than the binary whose build-id is the binary's, or, for a binary
+ * without one, whose CRC32 is the one .gnu_debuglink gives.
+ */
+static int
+dbg_visit(void *ctx, const char *path, const struct stat *st)
+{
+	struct dbg_find *f = ctx;
+	char hex[2 * MT_ELF_BUILD_ID_MAX + 1];
+	uint32_t crc;
+	struct mt_elf *e;
+
+	if (!S_ISREG(st->st_mode) || (st->st_dev == f->self.st_dev &&
+	    st->st_ino == f->self.st_ino))
+		return 0;
+	if (f->hex[0] == '\0' && f->link != NULL &&
+	    (file_crc(path, &crc) != 0 || crc != f->crc))
+		return 0;
+	if (mt_elf_open(&e, path) != 0)
+		return 0;
+	mt_elf_build_id_hex(e, hex);
+	if (strcmp(hex, f->hex) != 0) {
+		mt_elf_free(e);
+		return 0;
+	}
+	f->found = e;
+	return 1;
+}
+
+/*
+ * Symbols only (no DWARF wanted): a stripped binary's debug file, looked
+ * for where libdw would look (by build-id under /usr/lib/debug and the
+ * debug dirs first, then by .gnu_debuglink), for its .symtab.  Not
+ * searched: debuginfod.  Missing is not an error.
+ */
+static int
+load_debug_symtab(struct sym_dso *d, const struct sym_dso_opts *o)
+{
+	char hex[2 * MT_ELF_BUILD_ID_MAX + 1];
+	struct dbg_find f = { .d = d, .hex = hex };
+	size_t i;
+	int rc = 0;
+
+	if (mt_elf_has_symtab(d->elf) || stat(d->path, &f.self) != 0)
+		return 0;
+	mt_elf_build_id_hex(d->elf, hex);
+	f.link = mt_elf_debuglink(d->elf, &f.crc);
+	d->dipath = build_dipath(o);
+	if (d->dipath == NULL)
+		return -MT_E_NOMEM;
+	/* own_debug_by_build_id()'s order, then the standard search's */
+	for (i = 0; hex[0] != '\0' && f.found == NULL &&
+	    i <= o->ndebug_dirs; i++) {
+		char *p = by_build_id(i == 0 ? "/usr/lib/debug" :
+		    o->debug_dirs[i - 1], hex, ".debug");
+		struct stat st;
+
+		if (p != NULL && stat(p, &st) == 0)
+			(void)dbg_visit(&f, p, &st);
+		free(p);
+	}
+	if (f.found == NULL && sym_dbgpath_each(d->dipath, d->path, f.link,
+	    hex, dbg_visit, &f) < 0)
+		rc = -MT_E_NOMEM;
+	if (f.found != NULL && mt_elf_has_symtab(f.found))
+		d->dbg = f.found;
+	else
+		mt_elf_free(f.found);
+	return rc;
+}
+
+/*
+ * sym_dbgpath_each()'s visitor: 1 for anything but a directory (which
+ * libdw's search cannot take): a regular file it may read, or one it
+ * must not open, which load_dwarf() warns about (dbgpath.h).
+ */
+static int
+nondir_visit(void *ctx, const char *path, const struct stat *st)
+{
+	(void)ctx;
+	(void)path;
+	return !S_ISDIR(st->st_mode);
+}
+
+/*
+ * 1 if libdw is to be set up for d->elf: lines or inlined frames are
+ * wanted, and libdw could find DWARF: the file has a .debug_info,
+ * DEBUGINFOD_URLS names a server, or something other than a directory
+ * is where libdw's search looks for a debug file (sym_dbgpath_each(), a
+ * superset of its places, and own_debug_by_build_id()'s).  Without any
+ * of these libdw
+ * finds nothing, and not setting it up saves its reading of the file
+ * (the page dump of a real trace: its own mapping of it, libdw's code
+ * paged in).  0 or 1, or -MT_E_NOMEM.
+ */
+static int
+dwarf_wanted(struct sym_dso *d, const struct sym_dso_opts *o)
+{
+	char hex[2 * MT_ELF_BUILD_ID_MAX + 1], *dipath, *p;
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	size_t i;
+	int rc;
+
+	if (o->no_lines && o->no_inline)
+		return 0;
+	if (mt_elf_has_dwarf(d->elf) || (urls != NULL && urls[0] != '\0'))
+		return 1;
+	mt_elf_build_id_hex(d->elf, hex);
+	for (i = 0; hex[0] != '\0' && i <= o->ndebug_dirs; i++) {
+		p = by_build_id(i == 0 ? "/usr/lib/debug" :
+		    o->debug_dirs[i - 1], hex, ".debug");
+		if (p != NULL) {
+			free(p);
+			return 1;
+		}
+	}
+	dipath = build_dipath(o);
+	if (dipath == NULL)
+		return -MT_E_NOMEM;
+	rc = sym_dbgpath_each(dipath, d->path, mt_elf_debuglink(d->elf,
+	    NULL), hex, nondir_visit, NULL);
+	free(dipath);
+	return rc < 0 ? -MT_E_NOMEM : rc != 0;
+}
+
 static int
 open_path(struct sym_dso *d, const struct sym_dso_opts *o)
 {
@@ -508,7 +664,12 @@ open_path(struct sym_dso *d, const struct sym_dso_opts *o)
 	    (rc = set_warning(d, "'%s': %s", d->path,
 	    mt_elf_truncated(d->elf))) < 0)
 		return rc;
-	rc = load_dwarf(d, o);
+	d->opts = o;
+	rc = dwarf_wanted(d, o);
+	if (rc == 1)
+		rc = load_dwarf(d, o);
+	else if (rc == 0)
+		rc = load_debug_symtab(d, o);
 	if (rc < 0)
 		return rc;
 	return load_fdes(d);
@@ -784,7 +945,12 @@ initial_file_row(Dwarf_Die *cu, Dwarf_Line *line, const char *f1)
 	return 1;
 }
 
-/* DWARF frames for @vaddr; *@line_only set when only a line was found. */
+/*
+ * DWARF frames for @vaddr.  Without lines (no_lines) no line table is
+ * read; without inlined frames (no_inline) one frame, its line @vaddr's
+ * own, and the DIE walk only for code without a symbol @sym in trace
+ * mode, whose name and start the symbol's replace (sym_dso_lookup).
+ */
 static int
 dwarf_frames(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
     const struct mt_elf_sym *sym, struct sym_frame *fr, int max)
@@ -793,14 +959,16 @@ dwarf_frames(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 	Dwarf_Addr dbias, pc, lo;
 	Dwarf_Files *files = NULL;
 	Dwarf_Attribute cda;
-	const char *comp_dir;
-	Dwarf_Line *line;
+	const char *comp_dir = NULL;
+	Dwarf_Line *line = NULL;
 	size_t nfiles = 0;
-	int n, i;
+	int n = 0, i, lines = !d->opts->no_lines;
 	unsigned disc = 0;
 
 	if (max > SYM_MAX_FRAMES)
 		max = SYM_MAX_FRAMES;
+	if (d->opts->no_inline)
+		max = 1;
 	cup = dwfl_module_addrdie(d->mod, vaddr + d->mod_bias, &dbias);
 	if (cup == NULL)
 		return 0;
@@ -809,11 +977,15 @@ dwarf_frames(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 	/* dwfl may hand out a CU that does not cover pc (crt1's _start). */
 	if (dwarf_haspc(&cu, pc) != 1)
 		return 0;
-	n = sym_dwwalk_chain(d->walk, &cu, pc, chain, max,
-	    rules == SYM_RULES_A2L);
-	comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &cda));
-	if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
-		files = NULL;
+	if (!d->opts->no_inline || sym == NULL || rules != SYM_RULES_TRACE)
+		n = sym_dwwalk_chain(d->walk, &cu, pc, chain, max,
+		    rules == SYM_RULES_A2L);
+	if (lines) {
+		comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir,
+		    &cda));
+		if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
+			files = NULL;
+	}
 	for (i = 0; i < n; i++) {
 		int linkage;
 
@@ -822,7 +994,7 @@ dwarf_frames(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 		fr[i].file = NULL;
 		fr[i].line = 0;
 		fr[i].disc = 0;
-		if (i + 1 < n) {
+		if (lines && i + 1 < n) {
 			uint32_t f = die_udata(&chain[i + 1],
 			    DW_AT_call_file);
 
@@ -838,7 +1010,8 @@ dwarf_frames(struct sym_dso *d, uint64_t vaddr, enum sym_rules rules,
 		fr[0].start = lo + dbias - d->mod_bias;
 	if (rules == SYM_RULES_A2L && n > 0)
 		a2l_names(d, &cu, chain, n, sym, dbias - d->mod_bias, fr);
-	line = dwarf_getsrc_die(&cu, pc);
+	if (lines)
+		line = dwarf_getsrc_die(&cu, pc);
 	if (n == 0) {
 		if (line == NULL)
 			return 0;

@@ -35,6 +35,14 @@ struct sym_dso_opts {
 	uint64_t copy_cache_max;	/* bytes the cache's inflated copies
 					 * may take together (the oldest are
 					 * removed to make room) */
+	int no_lines;			/* 1: frames without file:line
+					 * (--no-lines) */
+	int no_inline;			/* 1: no inlined frames, the one frame
+					 * with the address's own line
+					 * (--no-inline); with no_lines too,
+					 * the DWARF is not read at all: only
+					 * symbol tables (the binary's, its
+					 * debug file's) and FDEs */
 };
 
 /* Which naming rules a lookup follows. */

@@ -194,10 +194,13 @@ static int
 walk(struct sym_dwwalk *w, Dwarf_Die *parent, Dwarf_Addr pc,
     Dwarf_Die *chain, int n, int max, int last)
 {
-	struct level l = { .k = w != NULL ? kids_of(w, parent) : NULL };
+	struct level l = { .k = NULL };
 	Dwarf_Die hit;
 	int found = 0, hit_tag = 0;
 
+	if (n >= max)
+		return n;	/* nothing deeper can be added */
+	l.k = w != NULL ? kids_of(w, parent) : NULL;
 	while ((!found || last) && level_next(&l, parent)) {
 		int tag = l.k != NULL ? l.k->v[l.i - 1].tag : dwarf_tag(&l.die);
 		int m;

@@ -30,7 +30,7 @@
 #define MAX_MAPS 64
 
 enum { OPT_NO_DEMANGLE = 256, OPT_PERF_MAP, OPT_KALLSYMS, OPT_ELFUTILS,
-    OPT_NO_DEBUG_CACHE };
+    OPT_NO_DEBUG_CACHE, OPT_NO_INLINE, OPT_NO_LINES };
 
 /* MT_DEBUG_CACHE_MIB's default: the inflated copies' room in the cache. */
 #define DEBUG_CACHE_MIB 512
@@ -51,6 +51,8 @@ static const struct option longopts[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ "no-debug-cache", no_argument, NULL, OPT_NO_DEBUG_CACHE },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 	{ "perf-map", required_argument, NULL, OPT_PERF_MAP },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 	{ "elfutils", no_argument, NULL, OPT_ELFUTILS },
@@ -62,10 +64,10 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: mt-symbolize [-hqV] [--no-debug-cache] [--no-demangle] "
-	    "[-d dir]\n"
-	    "                    [--kallsyms file] [--perf-map file] "
-	    "[-o outfile] [-r root]\n"
-	    "                    [file]\n"
+	    "[--no-inline]\n"
+	    "                    [--no-lines] [-d dir] [--kallsyms file] "
+	    "[--perf-map file]\n"
+	    "                    [-o outfile] [-r root] [file]\n"
 	    "       mt-symbolize -e file [-aCfips] [--elfutils] "
 	    "[--no-debug-cache] [-d dir]\n"
 	    "                    [address ...]\n");
@@ -80,6 +82,11 @@ usage(FILE *f)
 	    "                       files in the mt cache (also\n"
 	    "                       MT_DEBUG_CACHE_MIB=0; default room %d MiB)\n"
 	    "      --no-demangle    keep mangled names\n"
+	    "      --no-inline      no inlined frames: one frame per address,\n"
+	    "                       named by its symbol, with the address's\n"
+	    "                       own line (perf script's srcline)\n"
+	    "      --no-lines       no file:line; with --no-inline, symbols\n"
+	    "                       only: the DWARF is not read at all\n"
 	    "      --perf-map FILE  JIT symbols (perf-PID.map); repeatable\n"
 	    "  -o, --output FILE    write here instead of stdout\n"
 	    "  -q, --quiet          no warnings and no progress line (shown\n"
@@ -149,9 +156,10 @@ static int
 mixed_modes(const struct sym_a2l_opts *a, const struct sym_stream_opts *s)
 {
 	if (a->exe != NULL && (strcmp(s->out, "-") != 0 ||
-	    s->kallsyms != NULL || s->nperf_maps > 0 || !s->demangle)) {
-		say("-o, --kallsyms, --perf-map and --no-demangle do not go "
-		    "with -e");
+	    s->kallsyms != NULL || s->nperf_maps > 0 || !s->demangle ||
+	    s->no_lines || s->no_inline)) {
+		say("-o, --kallsyms, --perf-map, --no-demangle, --no-inline "
+		    "and --no-lines do not go with -e");
 		return -1;
 	}
 	if (a->exe == NULL && (a->addresses || a->demangle ||
@@ -243,6 +251,8 @@ main(int argc, char **argv)
 		case OPT_KALLSYMS: s.kallsyms = optarg; break;
 		case OPT_ELFUTILS: a.elfutils = 1; break;
 		case OPT_NO_DEBUG_CACHE: no_debug_cache = 1; break;
+		case OPT_NO_INLINE: s.no_inline = d.no_inline = 1; break;
+		case OPT_NO_LINES: s.no_lines = d.no_lines = 1; break;
 		default: usage(stderr); return 2;
 		}
 	}

@@ -4,7 +4,8 @@
  * around the resolver.  Records pass through in order; file, fn and loc
  * records are written just before the first event that needs them.  An
  * already symbolized input is symbolized afresh: its file/fn/loc records,
- * @ fields and "info symbolized" are dropped.
+ * @ fields and "info symbolized", "info lines" and "info inline" are
+ * dropped.
  *
  * The fast path: an event line in canonical form (fastline.h), which is
  * almost every line mt-decode writes, is copied through with its @ fields
@@ -275,7 +276,9 @@ step(struct run *u, struct mt_ev *ev)
 
 	switch (ev->kind) {
 	case MT_EV_INFO:
-		if (ev->str[0] != NULL && strcmp(ev->str[0], "symbolized") == 0)
+		if (ev->str[0] != NULL && (strcmp(ev->str[0], "symbolized") ==
+		    0 || strcmp(ev->str[0], "lines") == 0 ||
+		    strcmp(ev->str[0], "inline") == 0))
 			return 0;
 		break;
 	case MT_EV_FILE:
@@ -511,6 +514,15 @@ sym_stream_run(const struct sym_stream_opts *o, const struct sym_dso_opts *d,
 	ev->str[0] = "symbolized";
 	ev->str[1] = "1";
 	rc = mt_evw_write(u.w, ev);
+	ev->str[1] = "0";
+	if (rc == 0 && o->no_lines) {
+		ev->str[0] = "lines";
+		rc = mt_evw_write(u.w, ev);
+	}
+	if (rc == 0 && o->no_inline) {
+		ev->str[0] = "inline";
+		rc = mt_evw_write(u.w, ev);
+	}
 	if (o->progress_ms >= 0)
 		mt_progress_init(&u.prog, "mt-symbolize", input_size(u.infd),
 		    (unsigned int)o->progress_ms);

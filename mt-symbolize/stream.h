@@ -17,6 +17,9 @@ struct sym_stream_opts {
 				 * written under a temporary name and renamed
 				 * when complete */
 	int demangle;		/* 0: --no-demangle */
+	int no_lines;		/* 1: --no-lines, written as "info lines 0"
+				 * (the resolver's is sym_dso_opts') */
+	int no_inline;		/* 1: --no-inline, "info inline 0" */
 	const char *const *perf_maps;	/* --perf-map files; not owned */
 	size_t nperf_maps;
 	const char *kallsyms;	/* --kallsyms file or NULL */

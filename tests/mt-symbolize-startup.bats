@@ -4,12 +4,18 @@
 # host.  Without DEBUGINFOD_URLS libdebuginfod answers nothing, so
 # mt-symbolize refuses that load; with it set, the library is loaded as
 # before.  The dynamic loader's own trace (LD_DEBUG=files) says what was
-# loaded; the output is the same either way.
+# loaded; the output is the same either way.  A binary libdw could find
+# no DWARF for is not handed to it at all (strace: libdw opens the file a
+# second time).
 
 setup_file() {
 	export S="$BATS_FILE_TMPDIR"
 	cc -O2 -Wl,--build-id -o "$S/prog" "$MT_ROOT/tests/data/emu/tailchain.c"
 	strip -o "$S/prog-s" "$S/prog"
+	# Not its debug file, but where libdw looks for one (base name +
+	# .debug beside it): libdw is set up, finds nothing, and would ask
+	# debuginfod next.
+	printf 'not a debug file\n' > "$S/prog-s.debug"
 	printf 'mt-events 1.0\nproc 1000 t t\nthread 1000 1001 t\n' > "$S/in.ev"
 	printf 'mod 1000 0x555555554000 0x555555560000 0 - %s\n' "$S/prog-s" >> "$S/in.ev"
 	printf 'call 1 1001 0x555555555100 0x0\n' >> "$S/in.ev"
@@ -32,5 +38,37 @@ setup_file() {
 	    mt-symbolize -o "$d/c.ev" "$S/in.ev" 2> "$d/c.err"
 	grep -q 'file=libdebuginfod' "$d/c.err"
 	cmp "$d/a.ev" "$d/b.ev"
+	cmp "$d/a.ev" "$d/c.ev"
+}
+
+@test "mt-symbolize: libdw is not set up for a binary without DWARF and no debug file to find (strace), names unchanged" {
+	local d="$BATS_TEST_TMPDIR" id
+	# tailchain.c without -g; its symbol table kept.
+	cc -O2 -Wl,--build-id -o "$d/nodw" "$MT_ROOT/tests/data/emu/tailchain.c"
+	id=$(readelf -n "$d/nodw" | awk '/Build ID/ { print $3 }')
+	sed "s|$S/prog-s|$d/nodw|" "$S/in.ev" > "$d/in.ev"
+	# mt opens the binary once (O_NONBLOCK); libdw, set up, opens it
+	# again.
+	env -u DEBUGINFOD_URLS strace -f -e trace=openat -o "$d/a.st" \
+	    mt-symbolize -o "$d/a.ev" "$d/in.ev"
+	[ "$(grep -c "\"$d/nodw\"" "$d/a.st")" -eq 1 ]
+	# With a debug file where libdw looks (by build-id under -d), it is
+	# set up and reads it; the names are the symbol table's either way.
+	mkdir -p "$d/dd/.build-id/${id:0:2}"
+	objcopy --only-keep-debug "$d/nodw" "$d/dd/.build-id/${id:0:2}/${id:2}.debug"
+	env -u DEBUGINFOD_URLS strace -f -e trace=openat -o "$d/b.st" \
+	    mt-symbolize -d "$d/dd" -o "$d/b.ev" "$d/in.ev"
+	[ "$(grep -c "\"$d/nodw\"" "$d/b.st")" -ge 2 ]
+	grep -q "${id:2}.debug\"" "$d/b.st"
+	grep -q '^fn ' "$d/a.ev"
+	diff -u <(grep '^fn ' "$d/a.ev") <(grep '^fn ' "$d/b.ev")
+	# Under a debug dir, named after the last directory of the binary's
+	# path only: libdw's search tries every tail of that path there.
+	mkdir -p "$d/dd2/$(basename "$d")"
+	mv "$d/dd/.build-id/${id:0:2}/${id:2}.debug" "$d/dd2/$(basename "$d")/nodw.debug"
+	env -u DEBUGINFOD_URLS strace -f -e trace=openat -o "$d/c.st" \
+	    mt-symbolize -d "$d/dd2" -o "$d/c.ev" "$d/in.ev"
+	[ "$(grep -c "\"$d/nodw\"" "$d/c.st")" -ge 2 ]
+	grep -q "\"$d/dd2/$(basename "$d")/nodw.debug\", O_RDONLY) = [0-9]" "$d/c.st"
 	cmp "$d/a.ev" "$d/c.ev"
 }

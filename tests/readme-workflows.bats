@@ -252,6 +252,22 @@ trigger_stack() {
 	[[ "$output" == *"latency of dlopen: "[1-9]*" calls"* ]]
 }
 
+@test "README: symbols only: one frame per address, no file:line, the default's outermost names" {
+	cd "$W"
+	readme 'mt-symbolize --no-lines --no-inline > syms.events'
+	[ "$status" -eq 0 ]
+	run grep -c '^file ' syms.events
+	[ "$output" = 0 ]
+	run awk '$1 == "loc" && (NF != 4 || $4 !~ /:0:0$/)' syms.events
+	[ -z "$output" ]
+	# each loc's one fn: the default stream's outermost fn of that address
+	diff <(awk '$1 == "fn" { n[$2] = $5 } $1 == "loc" { split($4, f, ":"); print $3, n[f[1]] }' demo.events | sort) \
+	    <(awk '$1 == "fn" { n[$2] = $5 } $1 == "loc" { split($4, f, ":"); print $3, n[f[1]] }' syms.events | sort)
+	run mt-fxt --format summary < syms.events
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"top functions by self time"* ]]
+}
+
 @test "README: --between, --min-duration and --tid keep a readable, valid trace" {
 	cd "$W"
 	readme 'mt-fxt --between dlopen,dlclose -o focus.fxt.gz < demo.events'
