@@ -244,6 +244,14 @@ raw_image(struct mt_snap *s, const char *spec)
 	}
 	if (size == UINT64_MAX)
 		size = len - off;
+	if (size > 0 && size - 1 > UINT64_MAX - addr) {
+		fprintf(stderr, "mt-capture: image '%s': %llu bytes at "
+		    "0x%llx run past the end of the address space\n", spec,
+		    (unsigned long long)size, (unsigned long long)addr);
+		free(p);
+		free(copy);
+		return 1;
+	}
 	rc = raw_add_blob(s, copy, addr, p + off, size) < 0 ? -MT_E_NOMEM : 0;
 	free(p);
 	free(copy);
@@ -307,6 +315,14 @@ raw_elf(struct mt_snap *s, const char *spec, int bundle)
 		m.pid = 0;
 		m.start = segs[i].vaddr - pad + bias;
 		m.end = segs[i].vaddr + segs[i].memsz + bias;
+		if (m.end <= m.start) {	/* (a bias is modulo 2^64) */
+			fprintf(stderr, "mt-capture: '%s': segment at 0x%llx "
+			    "with bias 0x%llx runs past the end of the "
+			    "address space\n", copy,
+			    (unsigned long long)segs[i].vaddr,
+			    (unsigned long long)bias);
+			goto out;
+		}
 		m.pgoff = segs[i].offset - pad;
 		m.prot = 5;	/* PROT_READ | PROT_EXEC */
 		m.flags = 2;	/* MAP_PRIVATE */

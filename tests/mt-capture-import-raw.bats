@@ -115,6 +115,24 @@ sys.stdout.buffer.write(b"".join(struct.pack("<Q", 0x400000 + 2 * i * 4096)
 	[ ! -e "$D/x.snap" ]
 }
 
+@test "import-raw: an image or ELF segment past the end of the address space is refused, exit 1" {
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" "$D/code.bin@0xffffffffffffff91"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: image '$D/code.bin@0xffffffffffffff91': 112 bytes at 0xffffffffffffff91 run past the end of the address space" ]
+	[ ! -e "$D/x.snap" ]
+	# the last byte at 2^64 - 1 fits
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/fits.snap" "$D/code.bin@0xffffffffffffff90"
+	[ "$status" -eq 0 ]
+	# a bias (modulo 2^64) that puts the executable segment across 2^64
+	cc -o "$D/small" -x c - <<< 'int main(void) { return 0; }'
+	vaddr=$(readelf -lW "$D/small" | awk '$1 == "LOAD" && $8 == "E" { print $3; exit }')
+	bias=$(printf '0x%x' $(( -(vaddr + 0x10) )))
+	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/y.snap" --elf "$D/small@$bias"
+	[ "$status" -eq 1 ]
+	[ "$output" = "mt-capture: '$D/small': segment at $(printf '0x%x' $((vaddr))) with bias $bias runs past the end of the address space" ]
+	[ ! -e "$D/y.snap" ]
+}
+
 @test "import-raw: an --elf that is no ELF file or is cut short names the file and offset, exit 1" {
 	run mt-capture import-raw --pt "$D/calls.pt" -o "$D/x.snap" --elf "$D/code.bin"
 	[ "$status" -eq 1 ]
