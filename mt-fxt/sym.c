@@ -44,9 +44,8 @@ struct fnent {
 };
 
 struct locent {
-	uint64_t addr;
-	uint32_t first;		/* index in frames */
-	uint32_t n;
+	struct sym_loc l;	/* what sym_loc() returns */
+	uint32_t first;		/* index in frames of l.frames[0] */
 };
 
 struct sym {
@@ -67,7 +66,6 @@ struct sym {
 	uint32_t nloc, caploc;
 	struct sym_frame *frames;	/* all loc frames */
 	uint32_t nframes, capframes;
-	struct sym_loc cur;	/* returned by sym_loc() */
 	struct idmap addrs;	/* address -> "[unknown @ ...]" handle */
 
 	struct idmap pids;	/* pid -> proc index + 1 */
@@ -412,6 +410,7 @@ int
 sym_add_loc(struct sym *s, uint32_t id, uint64_t addr,
     const struct mt_ev_frame *f, uint32_t n)
 {
+	struct sym_frame *was = s->frames;
 	uint32_t i, k;
 
 	if (id == 0 || n == 0)
@@ -424,15 +423,19 @@ sym_add_loc(struct sym *s, uint32_t id, uint64_t addr,
 	    fxt_grow((void **)&s->locv, &s->caploc, s->nloc + 1,
 	    sizeof(*s->locv)) < 0)
 		return -MT_E_NOMEM;
+	if (s->frames != was)	/* moved: the locs point into it again */
+		for (k = 0; k < s->nloc; k++)
+			s->locv[k].l.frames = &s->frames[s->locv[k].first];
 	i = idmap_get(&s->locs, id);
 	if (i == 0) {
 		i = ++s->nloc;
 		if (idmap_put(&s->locs, id, i) < 0)
 			return -MT_E_NOMEM;
 	}
-	s->locv[i - 1].addr = addr;
+	s->locv[i - 1].l.addr = addr;
+	s->locv[i - 1].l.nframes = n;
+	s->locv[i - 1].l.frames = &s->frames[s->nframes];
 	s->locv[i - 1].first = s->nframes;
-	s->locv[i - 1].n = n;
 	for (k = 0; k < n; k++) {
 		struct sym_frame *d = &s->frames[s->nframes++];
 		const struct fnent *fe = &s->fnv[idmap_get(&s->fns,
@@ -450,15 +453,11 @@ sym_add_loc(struct sym *s, uint32_t id, uint64_t addr,
 const struct sym_loc *
 sym_loc(const struct sym *s, uint32_t id)
 {
-	struct sym *m = (struct sym *)(uintptr_t)s;	/* cache only */
 	uint32_t i;
 
 	if (id == 0 || (i = idmap_get(&s->locs, id)) == 0)
 		return NULL;
-	m->cur.addr = s->locv[i - 1].addr;
-	m->cur.nframes = s->locv[i - 1].n;
-	m->cur.frames = &s->frames[s->locv[i - 1].first];
-	return &m->cur;
+	return &s->locv[i - 1].l;
 }
 
 uint32_t

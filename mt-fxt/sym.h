@@ -83,7 +83,7 @@ uint32_t sym_ifunc_of(const struct sym *s, uint32_t name);
 struct mt_ev_frame;
 int sym_add_loc(struct sym *s, uint32_t id, uint64_t addr,
     const struct mt_ev_frame *f, uint32_t n);
-/* The loc with @id, NULL if unknown (or id 0); valid until the next call. */
+/* The loc with @id, NULL if unknown (or id 0); valid until sym_add_loc(). */
 const struct sym_loc *sym_loc(const struct sym *s, uint32_t id);
 /* Handle of "[unknown @ 0xADDR]", interned on first use. */
 uint32_t sym_addr_name(struct sym *s, uint64_t addr);
