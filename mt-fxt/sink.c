@@ -9,15 +9,19 @@
  *   zlib's level 1 speed and twice libdeflate's, 15-20% larger than
  *   zlib's level 2 output, in constant memory (bench/RESULTS.md,
  *   "Session 9 ... mt-fxt").  An output of at most SINK_SMALL bytes is
- *   held and compressed by libdeflate instead: ISA-L picks its code for
- *   the CPU on the first call of each function, with two CPUID
- *   instructions each, which on a VM leave to the hypervisor (7-15 us
- *   each here), more than libdeflate takes for such an output.  For the
- *   same reason ISA-L is loaded (dlopen) only when an output needs it:
- *   linked, its mapping and relocation cost every run about 0.05 ms.
- *   Where it cannot be loaded (a host without Debian's libisal2, or a
- *   libisal.so.2 without isal_deflate), the output goes the way of the
- *   other levels below, at zlib's (or libdeflate's) level 2.
+ *   held and compressed by libdeflate at its level 1 instead: ISA-L
+ *   picks its code for the CPU on the first call of each function, with
+ *   two CPUID instructions each, which on a VM leave to the hypervisor
+ *   (7-15 us each here), more than libdeflate takes for such an output;
+ *   and libdeflate's level 2 clears a match finder twice the size of its
+ *   level 1's, about 50 more page faults in a fresh process, 0.04 ms of
+ *   unzip's row, for an output 3.4% smaller (bench/RESULTS.md, "Session
+ *   10 ... mt-fxt").  For the same reason ISA-L is loaded (dlopen) only
+ *   when an output needs it: linked, its mapping and relocation cost
+ *   every run about 0.05 ms.  Where it cannot be loaded (a host without
+ *   Debian's libisal2, or a libisal.so.2 without isal_deflate), a larger
+ *   output goes the way of the other levels below, at zlib's (or
+ *   libdeflate's) level 2.
  * - At the other levels, an output of at most SINK_WHOLE bytes (256 KiB)
  *   is held whole and compressed at the end by libdeflate in one call:
  *   about twice zlib's speed at the same level, and no zlib state to set
@@ -226,7 +230,8 @@ isal_out(struct sink *s, const uint8_t *p, size_t n, int fin)
 
 /*
  * The whole output, at most SINK_WHOLE bytes, as one gzip member: the
- * deflate stream from libdeflate, the header and trailer as
+ * deflate stream from libdeflate at the sink's level (a small output at
+ * SINK_FAST_LEVEL: libdeflate's level 1), the header and trailer as
  * libdeflate_gzip_compress() writes them (no mtime, XFL 4 below level 2
  * and 2 from level 8, OS 255), the CRC-32 from zlib.  libdeflate's own
  * CRC-32 picks its code with CPUID on its first call, and a CPUID leaves
@@ -241,8 +246,10 @@ whole(struct sink *s)
 	uint8_t *out = NULL, *t;
 	size_t cap, n = 0;
 	uint32_t crc;
+	int lvl = s->level == SINK_FAST_LEVEL && s->len <= SINK_SMALL ? 1 :
+	    s->level;
 
-	c = libdeflate_alloc_compressor(s->level);
+	c = libdeflate_alloc_compressor(lvl);
 	if (c != NULL) {
 		cap = libdeflate_deflate_compress_bound(c, s->len) + 18;
 		out = malloc(cap);
@@ -257,7 +264,7 @@ whole(struct sink *s)
 	if (s->err)
 		goto out;
 	memcpy(out, "\x1f\x8b\x08\0\0\0\0\0\0\xff", 10);
-	out[8] = s->level < 2 ? 4 : s->level >= 8 ? 2 : 0;
+	out[8] = lvl < 2 ? 4 : lvl >= 8 ? 2 : 0;
 	crc = (uint32_t)crc32(0, s->buf, (uInt)s->len);
 	t = out + 10 + n;
 	t[0] = (uint8_t)crc;
