@@ -29,7 +29,7 @@ struct idmap {
 	uint32_t n;		/* entries in the hash */
 };
 
-#define IDMAP_DENSE_MIN	4096u		/* first direct array */
+#define IDMAP_DENSE_MIN	256u		/* first direct array (1 KiB) */
 #define IDMAP_DENSE_MAX	(1u << 24)	/* never larger (64 MiB) */
 
 struct str {
