@@ -305,6 +305,9 @@ stack_set_inline(struct recon *r, struct rthread *rt, uint32_t loc)
 
 	if (l == NULL || ti < 0 || rt->fr[ti].fn != l->frames[0].fn)
 		return;
+	/* Nothing inlined there, nothing above the frame (nearly always). */
+	if (l->nframes == 1 && (uint32_t)ti + 1 == rt->nfr)
+		return;
 	while ((uint32_t)ti + 1 + m < rt->nfr && m + 1 < l->nframes &&
 	    rt->fr[ti + 1 + m].fn == l->frames[m + 1].fn)
 		m++;
