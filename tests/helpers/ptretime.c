@@ -17,6 +17,8 @@
  *         M  MTC (and TMA in PSB+), the 8-bit  C  CYC after packets
  *            CTC wrapping                      B  CBR changes between packets
  *         P  PAD runs between packets          O  OVF before some PSBs
+ *         X  TSC after 40% of the packets (times that change between
+ *            almost every two queries, with TSC only)
  *       -d N: each buffer N times (thread ids tid, tid+1000, ...: the
  *       same code decoded again, warm in libipt's shared block cache
  *       when the timing has no MTC or CYC), each copy timed anew.
@@ -115,10 +117,11 @@ struct clock {
 #define MODE_B	0x10u
 #define MODE_P	0x20u
 #define MODE_O	0x40u
+#define MODE_X	0x80u
 #define MTC_FREQ	3	/* an MTC every 2^3 CTC ticks */
 #define CTC_SHIFT	5	/* CTC = TSC >> 5 (CPUID.15H 1/32) */
 
-static const char mode_letters[] = "TtMCBPO";
+static const char mode_letters[] = "TtMCBPOX";
 
 static int
 put_type(struct out *o, enum pt_packet_type t)
@@ -194,6 +197,8 @@ tick(struct out *o, struct clock *k, uint64_t cyc)
 			return -1;
 	}
 	if ((k->modes & MODE_t) && chance(2) && put_tsc(o, k) < 0)
+		return -1;
+	if ((k->modes & MODE_X) && chance(40) && put_tsc(o, k) < 0)
 		return -1;
 	if ((k->modes & MODE_B) && chance(2)) {
 		k->cbr = 8 + (uint32_t)(rnd() % 32);
@@ -450,7 +455,7 @@ parse_modes(const char *m)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: ptretime time [-S seed] [-m TtMCBPO] "
+	fprintf(stderr, "usage: ptretime time [-S seed] [-m TtMCBPOX] "
 	    "[-d N] [-c BYTES] IN OUT\n       ptretime mutate [-S seed] IN OUT\n");
 }
 
@@ -490,7 +495,7 @@ main(int argc, char **argv)
 	}
 	if (modes == NULL)
 		while ((mv & (MODE_T | MODE_M | MODE_C)) == 0)
-			mv = (unsigned)rnd() & 0x7f;
+			mv = (unsigned)rnd() & 0xff;
 	mt_snap_init(&s);
 	fd = open(argv[optind], O_RDONLY);
 	if (fd < 0 || mt_snap_read_fd(&s, fd, &dg) < 0) {
