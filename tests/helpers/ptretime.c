@@ -19,6 +19,10 @@
  *         P  PAD runs between packets          O  OVF before some PSBs
  *         X  TSC after 40% of the packets (times that change between
  *            almost every two queries, with TSC only)
+ *         E  every MODE.Exec says 32-bit (ptgen's program decodes to the
+ *            same control flow in 32-bit mode)
+ *         e  a MODE.Exec that switches between 32- and 64-bit before a
+ *            fifth of the TIPs (a mode switch at an indirect branch)
  *       -d N: each buffer N times (thread ids tid, tid+1000, ...: the
  *       same code decoded again, warm in libipt's shared block cache
  *       when the timing has no MTC or CYC), each copy timed anew.
@@ -118,10 +122,12 @@ struct clock {
 #define MODE_P	0x20u
 #define MODE_O	0x40u
 #define MODE_X	0x80u
+#define MODE_E	0x100u
+#define MODE_e	0x200u
 #define MTC_FREQ	3	/* an MTC every 2^3 CTC ticks */
 #define CTC_SHIFT	5	/* CTC = TSC >> 5 (CPUID.15H 1/32) */
 
-static const char mode_letters[] = "TtMCBPOX";
+static const char mode_letters[] = "TtMCBPOXEe";
 
 static int
 put_type(struct out *o, enum pt_packet_type t)
@@ -230,7 +236,7 @@ retime(struct out *o, const uint8_t *buf, uint64_t len, unsigned modes)
 	struct pt_packet pk;
 	struct clock k;
 	uint64_t off, at = 0, next;
-	int rc = 0, in_psb = 0;
+	int rc = 0, in_psb = 0, bits32 = 0;
 
 	memset(&k, 0, sizeof(k));
 	k.modes = modes;
@@ -261,7 +267,28 @@ retime(struct out *o, const uint8_t *buf, uint64_t len, unsigned modes)
 			if (pk.type == ppt_psb && (modes & MODE_O) &&
 			    chance(5) && put_type(o, ppt_ovf) < 0)
 				goto fail;
-			if (!(is_timing(pk.type) && modes != 0) &&
+			if (pk.type == ppt_tip && !in_psb && (modes & MODE_e) &&
+			    chance(20)) {
+				struct pt_packet me;
+
+				memset(&me, 0, sizeof(me));
+				me.type = ppt_mode;
+				me.payload.mode.leaf = pt_mol_exec;
+				bits32 = !bits32;
+				me.payload.mode.bits.exec = pt_set_exec_mode(
+				    bits32 ? ptem_32bit : ptem_64bit);
+				if (out_pkt(o, &me) < 0)
+					goto fail;
+			}
+			if (pk.type == ppt_mode && (modes & (MODE_E | MODE_e)) &&
+			    pk.payload.mode.leaf == pt_mol_exec) {
+				if (modes & MODE_E)
+					bits32 = 1;
+				pk.payload.mode.bits.exec = pt_set_exec_mode(
+				    bits32 ? ptem_32bit : ptem_64bit);
+				if (out_pkt(o, &pk) < 0)
+					goto fail;
+			} else if (!(is_timing(pk.type) && modes != 0) &&
 			    out_put(o, buf + at, (size_t)rc) < 0)
 				goto fail;
 			at = next;
@@ -455,7 +482,7 @@ parse_modes(const char *m)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: ptretime time [-S seed] [-m TtMCBPOX] "
+	fprintf(stderr, "usage: ptretime time [-S seed] [-m TtMCBPOXEe] "
 	    "[-d N] [-c BYTES] IN OUT\n       ptretime mutate [-S seed] IN OUT\n");
 }
 
@@ -495,7 +522,7 @@ main(int argc, char **argv)
 	}
 	if (modes == NULL)
 		while ((mv & (MODE_T | MODE_M | MODE_C)) == 0)
-			mv = (unsigned)rnd() & 0xff;
+			mv = (unsigned)rnd() & 0x3ff;
 	mt_snap_init(&s);
 	fd = open(argv[optind], O_RDONLY);
 	if (fd < 0 || mt_snap_read_fd(&s, fd, &dg) < 0) {
