@@ -485,7 +485,7 @@ try_elf(struct im *m, const char *path, const struct mt_pd_build_id *b,
 	x.data = malloc(x.len ? (size_t)x.len : 1);
 	if (x.data == NULL)
 		return -MT_E_NOMEM;
-	fd = open(path, O_RDONLY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	k = fd < 0 ? -1 : pread(fd, x.data, (size_t)x.len, 0);
 	if (fd >= 0)
 		close(fd);
@@ -642,9 +642,14 @@ import_flat_files(struct im *m)
 				dup = 1;
 		if (dup)
 			continue;
-		fd = open(mm->filename, O_RDONLY);
+		/* O_NONBLOCK and a regular file: a FIFO must not hang */
+		fd = open(mm->filename, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			continue;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
 		if (!under_dir(m->o->flat_dir, mm->filename)) {
 			if (pread(fd, magic, 4, 0) == 4 &&
 			    memcmp(magic, "\177ELF", 4) != 0)
@@ -654,8 +659,7 @@ import_flat_files(struct im *m)
 			close(fd);
 			continue;
 		}
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    pread(fd, magic, 4, 0) != 4 ||
+		if (pread(fd, magic, 4, 0) != 4 ||
 		    memcmp(magic, "\177ELF", 4) == 0 ||
 		    mm->pgoff >= (uint64_t)st.st_size) {
 			close(fd);

@@ -181,6 +181,18 @@ events() {
 	[[ "$output" == *"blob kind 3 pid 4242 0x400000 4096 bytes $D/code.bin"* ]]
 }
 
+@test "import-perf: a FIFO where a mapped file should be is skipped, not waited on" {
+	mkdir -p fifo
+	"$MT_BUILD/tests/test-perfdata" --write-synth "$D/fifo" thread
+	rm fifo/code.bin
+	mkfifo fifo/code.bin
+	run timeout 60 mt-capture import-perf fifo/thread.data -o fifo.snap
+	[ "$status" -eq 0 ]
+	run mt-decode -i fifo.snap
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"blob kind"* ]]
+}
+
 @test "import-perf: a truncated file is an error with its byte offset" {
 	head -c 1000 thread.data > cut.data
 	run mt-capture import-perf cut.data -o cut.snap
