@@ -16,25 +16,27 @@ struct check {
 	int (*visit)(void *ctx, const char *path, const struct stat *st);
 	void *ctx;
 	int found;		/* 1 once visit() returned 1 */
-	int nomem;		/* 1 if asprintf() failed */
+	int nomem;		/* 1 if a path could not be made */
 };
 
-/* Look at "@a@b@c" (no separator added) unless already found. */
+/*
+ * Look at "@a@b@c" (no separator added) unless already found.  A path
+ * longer than PATH_MAX names nothing stat(2) could find.
+ */
 static void
 look(struct check *c, const char *a, const char *b, const char *d)
 {
+	size_t la = strlen(a), lb = strlen(b), ld = strlen(d);
+	char p[PATH_MAX];
 	struct stat st;
-	char *p;
 
-	if (c->found || c->nomem)
+	if (c->found || c->nomem || la + lb + ld >= sizeof(p))
 		return;
-	if (asprintf(&p, "%s%s%s", a, b, d) < 0) {
-		c->nomem = 1;
-		return;
-	}
+	memcpy(p, a, la);
+	memcpy(p + la, b, lb);
+	memcpy(p + la + lb, d, ld + 1);
 	if (stat(p, &st) == 0 && c->visit(c->ctx, p, &st) == 1)
 		c->found = 1;
-	free(p);
 }
 
 /* @name in @dir (the file's directory, "" when it has none). */
@@ -130,7 +132,8 @@ look_file(struct check *c, const char *dipath, const char *file,
 			break;
 		}
 		look_entry(c, entry, fdir, debuglink, own ? fbase : NULL);
-		look_entry(c, entry, fdir, base, NULL);
+		if (base != debuglink)
+			look_entry(c, entry, fdir, base, NULL);
 		free(entry);
 		if (*next == '\0')
 			break;
