@@ -21,6 +21,15 @@ setup_file() {
 	printf 'call 1 1001 0x555555555100 0x0\n' >> "$S/in.ev"
 }
 
+# traced CALLS LOG CMD...: CMD under strace, its CALLS (any thread) in LOG
+# (LeakSanitizer cannot run under ptrace: off for the sanitizer build)
+traced() {
+	local calls=$1 log=$2
+	shift 2
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -e trace="$calls" -o "$log" "$@"
+}
+
 @test "mt-symbolize: no libdebuginfod without DEBUGINFOD_URLS, loaded with it, same output" {
 	local d="$BATS_TEST_TMPDIR"
 	env -u DEBUGINFOD_URLS LD_DEBUG=files \
@@ -49,15 +58,15 @@ setup_file() {
 	sed "s|$S/prog-s|$d/nodw|" "$S/in.ev" > "$d/in.ev"
 	# mt opens the binary once (O_NONBLOCK); libdw, set up, opens it
 	# again.
-	env -u DEBUGINFOD_URLS strace -f -e trace=openat -o "$d/a.st" \
-	    mt-symbolize -o "$d/a.ev" "$d/in.ev"
+	(unset DEBUGINFOD_URLS; traced openat "$d/a.st" \
+	    mt-symbolize -o "$d/a.ev" "$d/in.ev")
 	[ "$(grep -c "\"$d/nodw\"" "$d/a.st")" -eq 1 ]
 	# With a debug file where libdw looks (by build-id under -d), it is
 	# set up and reads it; the names are the symbol table's either way.
 	mkdir -p "$d/dd/.build-id/${id:0:2}"
 	objcopy --only-keep-debug "$d/nodw" "$d/dd/.build-id/${id:0:2}/${id:2}.debug"
-	env -u DEBUGINFOD_URLS strace -f -e trace=openat -o "$d/b.st" \
-	    mt-symbolize -d "$d/dd" -o "$d/b.ev" "$d/in.ev"
+	(unset DEBUGINFOD_URLS; traced openat "$d/b.st" \
+	    mt-symbolize -d "$d/dd" -o "$d/b.ev" "$d/in.ev")
 	[ "$(grep -c "\"$d/nodw\"" "$d/b.st")" -ge 2 ]
 	grep -q "${id:2}.debug\"" "$d/b.st"
 	grep -q '^fn ' "$d/a.ev"
@@ -66,8 +75,8 @@ setup_file() {
 	# path only: libdw's search tries every tail of that path there.
 	mkdir -p "$d/dd2/$(basename "$d")"
 	mv "$d/dd/.build-id/${id:0:2}/${id:2}.debug" "$d/dd2/$(basename "$d")/nodw.debug"
-	env -u DEBUGINFOD_URLS strace -f -e trace=openat -o "$d/c.st" \
-	    mt-symbolize -d "$d/dd2" -o "$d/c.ev" "$d/in.ev"
+	(unset DEBUGINFOD_URLS; traced openat "$d/c.st" \
+	    mt-symbolize -d "$d/dd2" -o "$d/c.ev" "$d/in.ev")
 	[ "$(grep -c "\"$d/nodw\"" "$d/c.st")" -ge 2 ]
 	grep -q "\"$d/dd2/$(basename "$d")/nodw.debug\", O_RDONLY) = [0-9]" "$d/c.st"
 	cmp "$d/a.ev" "$d/c.ev"

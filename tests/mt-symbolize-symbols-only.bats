@@ -81,6 +81,15 @@ a2l() {
 	addr2line -f -s "${@:2}" -e "$S/p" "$(printf '%x' "$1")" | paste -sd' '
 }
 
+# traced CALLS LOG CMD...: CMD under strace, its CALLS (any thread) in LOG
+# (LeakSanitizer cannot run under ptrace: off for the sanitizer build)
+traced() {
+	local calls=$1 log=$2
+	shift 2
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -e trace="$calls" -o "$log" "$@"
+}
+
 @test "mt-symbolize --no-lines --no-inline: one frame per address named by its symbol, no file:line" {
 	local d="$BATS_TEST_TMPDIR" o
 	mt-symbolize -o "$d/full.ev" "$S/in.ev"
@@ -147,12 +156,12 @@ a2l() {
 	dbg=$(find "$S/dd/.build-id" -name '*.debug')
 	# The default mode: libdw opens the binary a second time (O_RDONLY
 	# alone; mt's own open has O_NONBLOCK) and reads the debug file.
-	strace -f -e trace=openat -o "$d/full.st" \
+	traced openat "$d/full.st" \
 	    mt-symbolize -d "$S/dd" -o "$d/full.ev" "$S/sep.ev"
 	grep -q '^file ' "$d/full.ev"
 	[ "$(grep -c "\"$S/sep/p\", O_RDONLY)" "$d/full.st")" -eq 1 ]
 	grep -q "\"$dbg\"" "$d/full.st"
-	strace -f -e trace=openat -o "$d/sym.st" \
+	traced openat "$d/sym.st" \
 	    mt-symbolize --no-lines --no-inline -d "$S/dd" -o "$d/sym.ev" "$S/sep.ev"
 	[ "$(grep -c "\"$S/sep/p\"" "$d/sym.st")" -eq 1 ]
 	[ "$(grep -c "\"$S/sep/p\", O_RDONLY)" "$d/sym.st")" -eq 0 ]
@@ -210,10 +219,10 @@ a2l() {
 			printf 'call 1 1001 0x%x 0x0\n' $((0x7f0000000000 + 0x$a + 1))
 		done
 	} > "$d/in.ev"
-	strace -f -e trace=memfd_create -o "$d/full.st" \
+	traced memfd_create "$d/full.st" \
 	    mt-symbolize --no-debug-cache -o "$d/full.ev" "$d/in.ev"
 	grep -q memfd_create "$d/full.st"
-	strace -f -e trace=memfd_create -o "$d/sym.st" \
+	traced memfd_create "$d/sym.st" \
 	    mt-symbolize --no-debug-cache --no-lines --no-inline -o "$d/sym.ev" "$d/in.ev"
 	run grep -c memfd_create "$d/sym.st"
 	[ "$output" = 0 ]
