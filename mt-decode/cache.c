@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bidcache.h"
 #include "cache.h"
@@ -43,6 +44,33 @@ store(const char *dir, const uint8_t *id, size_t len, const void *data,
 	}
 }
 
+/*
+ * Is bundled file @f whole, with the build-id its chunk gives?  A copy
+ * cut short (or not the file the build-id names) must not enter the
+ * cache: the first copy stored is kept, and every later trace with that
+ * build-id would be symbolized against it.  Asked only of a file not in
+ * the cache yet (its headers are read in place).
+ */
+static int
+whole_elf(const char *dir, const struct mt_snap_elf *f)
+{
+	struct mt_elf *e;
+	const uint8_t *id;
+	char path[4096];
+	int ok;
+
+	if (mt_bidcache_path(dir, f->build_id, f->build_id_len, path,
+	    sizeof(path)) < 0 || access(path, F_OK) == 0)
+		return 1;	/* (store finds it there, or fails) */
+	if (mt_elf_open_ref(&e, f->data, (size_t)f->len) < 0)
+		return 0;
+	ok = mt_elf_truncated(e) == NULL &&
+	    mt_elf_build_id(e, &id) == f->build_id_len &&
+	    memcmp(id, f->build_id, f->build_id_len) == 0;
+	mt_elf_free(e);
+	return ok;
+}
+
 int
 decode_cache_bundled(const struct mt_snap *s)
 {
@@ -59,7 +87,7 @@ decode_cache_bundled(const struct mt_snap *s)
 	for (i = 0; i < s->nelfs; i++) {
 		const struct mt_snap_elf *f = &s->elfs[i];
 
-		if (f->build_id_len > 0)
+		if (f->build_id_len > 0 && whole_elf(dir, f))
 			store(dir, f->build_id, f->build_id_len, f->data,
 			    (size_t)f->len, &n, &bad, &e);
 	}

@@ -14,7 +14,8 @@ struct mt_snap;
 struct mt_snap_blob;
 
 /*
- * Store every bundled ELF file of @s that has a build-id, and every vDSO
+ * Store every bundled ELF file of @s that has a build-id and is whole
+ * (not cut short, its own build-id the one of its chunk), and every vDSO
  * blob that is a whole ELF image with one, unless it is in the cache
  * already.  Returns the number stored, or -MT_E_IO (errno set) for the
  * first file that could not be written (the others are still tried),

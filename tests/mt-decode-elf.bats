@@ -152,3 +152,19 @@ decode_bundled() {
 	run diff <(events "$D/cut.ev") <(grep -v '^jmp ' "$E")
 	[ "$status" -eq 0 ]
 }
+
+@test "mt-decode: a bundled ELF file cut short stays out of the build-id cache, a whole one goes in" {
+	C="$BATS_TEST_TMPDIR/cache"
+	id=$(readelf -n "$D/code.elf" | awk '/Build ID/ { print $3 }')
+	[ -n "$id" ]
+	size=$(stat -c %s "$D/code.elf")
+	head -c $((size - 100)) "$D/code.elf" > "$D/cut.elf"
+	mt-capture import-raw --pt "$D/tailcall.pt" --elf "$D/cut.elf" -o "$D/cut.snap"
+	MT_CACHE_DIR="$C" run mt-decode -q -o "$D/cut.ev" "$D/cut.snap"
+	[ "$status" -eq 0 ]
+	[ ! -e "$C/.build-id/${id:0:2}/${id:2}" ]
+	mt-capture import-raw --pt "$D/tailcall.pt" --elf "$D/code.elf" -o "$D/whole.snap"
+	MT_CACHE_DIR="$C" run mt-decode -q -o "$D/whole.ev" "$D/whole.snap"
+	[ "$status" -eq 0 ]
+	cmp "$D/code.elf" "$C/.build-id/${id:0:2}/${id:2}"
+}
