@@ -608,26 +608,29 @@ nondir_visit(void *ctx, const char *path, const struct stat *st)
 
 /*
  * 1 if libdw is to be set up for d->elf: lines or inlined frames are
- * wanted, and libdw could find DWARF: the file has a .debug_info,
- * DEBUGINFOD_URLS names a server, or something other than a directory
- * is where libdw's search looks for a debug file (sym_dbgpath_each(), a
- * superset of its places, and own_debug_by_build_id()'s).  Without any
- * of these libdw
- * finds nothing, and not setting it up saves its reading of the file
- * (the page dump of a real trace: its own mapping of it, libdw's code
- * paged in).  0 or 1, or -MT_E_NOMEM.
+ * wanted, and libdw could find DWARF: the file has a .debug_info (or
+ * a .zdebug_info), DEBUGINFOD_URLS names a server, or something other
+ * than a directory is where libdw's search looks for a debug file
+ * (sym_dbgpath_each(), a superset of its places, and
+ * own_debug_by_build_id()'s).  Without any of these libdw finds
+ * nothing, and not setting it up saves its reading of the file (the page
+ * dump of a real trace: its own mapping of it, libdw's code paged in).
+ * 0 or 1, or -MT_E_NOMEM.
  */
 static int
 dwarf_wanted(struct sym_dso *d, const struct sym_dso_opts *o)
 {
 	char hex[2 * MT_ELF_BUILD_ID_MAX + 1], *dipath, *p;
 	const char *urls = getenv("DEBUGINFOD_URLS");
+	struct mt_elf_secdata sd;
 	size_t i;
 	int rc;
 
 	if (o->no_lines && o->no_inline)
 		return 0;
-	if (mt_elf_has_dwarf(d->elf) || (urls != NULL && urls[0] != '\0'))
+	/* .zdebug_info: DWARF compressed the old GNU way, which libdw reads */
+	if (mt_elf_has_dwarf(d->elf) || (urls != NULL && urls[0] != '\0') ||
+	    mt_elf_section(d->elf, ".zdebug_info", &sd) != -MT_E_NOTFOUND)
 		return 1;
 	mt_elf_build_id_hex(d->elf, hex);
 	for (i = 0; hex[0] != '\0' && i <= o->ndebug_dirs; i++) {

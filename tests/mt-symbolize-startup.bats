@@ -81,3 +81,19 @@ traced() {
 	grep -q "\"$d/dd2/$(basename "$d")/nodw.debug\", O_RDONLY) = [0-9]" "$d/c.st"
 	cmp "$d/a.ev" "$d/c.ev"
 }
+
+@test "mt-symbolize: DWARF in .zdebug_* sections (compressed the old GNU way) is still read: lines as from .debug_*" {
+	local d="$BATS_TEST_TMPDIR" a
+	printf 'int work(int x){return x*3;}\nint main(void){return work(2);}\n' > "$d/p.c"
+	cc -O0 -g -o "$d/p" "$d/p.c"
+	objcopy --compress-debug-sections=zlib-gnu "$d/p" "$d/pz"
+	readelf -S -W "$d/pz" | grep -q ' \.zdebug_info '
+	a=$(nm "$d/p" | awk '$3 == "work" { print $1 }')
+	for f in p pz; do
+		printf 'mt-events 1.0\nmod 1 0x555555554000 0x555556554000 0 - %s\ncall 1 1 0x%x 0x0\n' \
+		    "$d/$f" $((0x555555554000 + 0x$a)) > "$d/$f.ev"
+		mt-symbolize -o "$d/$f.out" "$d/$f.ev"
+	done
+	grep -qx "file 1 $d/p.c" "$d/pz.out"
+	diff -u <(grep '^loc\|^file' "$d/p.out") <(grep '^loc\|^file' "$d/pz.out")
+}
