@@ -7,7 +7,7 @@
 
 setup_file() {
 	export FZ="$BATS_FILE_TMPDIR"
-	for t in snap events sideband elf perfdata fxt fde decode qmaps qjit; do
+	for t in snap events sideband elf perfdata fxt fde decode qmaps qjit timed; do
 		"$MT_ROOT/tests/helpers/fuzz-standalone" "$t" "$FZ/fuzz-$t"
 	done
 }
@@ -54,6 +54,12 @@ replay() {
 
 @test "fuzz regress: mt-decode's decode of a snapshot handles every kept input" {
 	replay decode
+}
+
+# fuzz-timed: the cached decoder's stream is --no-cache's on the timed
+# seeds (tests/helpers/ptretime.c) and on every kept input
+@test "fuzz regress: the cached decoder and --no-cache agree on every kept timed input" {
+	replay timed
 }
 
 @test "fuzz regress: the qemu backend's maps log reader handles every kept input" {
