@@ -73,6 +73,8 @@ struct out {
 static int
 out_put(struct out *o, const void *p, size_t n)
 {
+	if (n == 0)
+		return 0;
 	if (o->n + n > o->cap) {
 		size_t cap = (o->n + n) * 2 + 4096;
 		uint8_t *q = realloc(o->p, cap);
