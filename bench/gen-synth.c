@@ -17,10 +17,16 @@
  *       the program as assembler source (.byte lines under one symbol per
  *       function); link it with
  *       cc -nostdlib -static -no-pie -Wl,--build-id -Wl,-Ttext=0x401000
- *   gen-synth snap [-Ck] [-S seed] [-t threads] -m MIB -e prog -o out.snap
+ *   gen-synth snap [-CkM] [-S seed] [-T n] [-t threads] -m MIB -e prog
+ *       -o out.snap
  *       a snapshot (docs/formats/snapshot.md) of MIB MiB of PT in all,
  *       one AUX buffer per thread, with prog bundled by build-id; -C
  *       leaves out the CYC packets (times then come from PSB+ TSCs only);
+ *       -T n adds a TSC packet after every n-th TNT packet (TSC packets
+ *       outside PSB+, as the hardware writes after a frequency change or
+ *       a deep C-state: times that change between two branches with TSC
+ *       only); -M adds MTC packets (every 2^3 crystal clocks, TSC:CTC
+ *       84:1, a TMA in each PSB+) after the TNT packets;
  *       -r DIR also writes DIR/t<N>.pt (thread N's raw PT) and DIR/addr,
  *       DIR/dump (the program's pages) for bench/ipt-loop
  *   -k (with asm and snap): user and kernel.  Some indirect-call sites
@@ -107,6 +113,10 @@ static struct func ufn[NFUNC];	/* the program's functions */
 static struct func kfn[NFUNC];	/* -k: the kernel's */
 static struct func *fn = ufn;	/* the table the trace is in */
 static int with_cyc = 1;	/* -C: no CYC packets (TSC only) */
+static int tsc_every;		/* -T: a TSC after every n-th TNT packet */
+static int with_mtc;		/* -M: MTC packets, TMA in PSB+ */
+#define MTC_FREQ	3	/* -M: MTC every 2^3 crystal clocks */
+#define CTC_RATIO	84	/* -M: TSC cycles per crystal clock */
 static int with_kernel;		/* -k: syscalls into a kernel image */
 
 static void code(const struct func *tab, int i, uint8_t *b);
@@ -367,6 +377,8 @@ struct gen {
 	uint64_t last_psb;	/* offset of the last PSB */
 	uint64_t tsc;		/* virtual clock: cycles */
 	uint64_t cyc_last;	/* tsc at the last CYC */
+	uint64_t ntntpk;	/* TNT packets written (-T) */
+	uint64_t mtc_last;	/* -M: CTC >> MTC_FREQ at the last MTC */
 	uint64_t tnt;		/* pending TNT bits, oldest highest */
 	int ntnt;
 	int comp;		/* returns compressible (<= RETSTACK) */
@@ -407,6 +419,19 @@ flush_tnt(struct gen *g)
 	emit(g, &p);
 	g->ntnt = 0;
 	g->tnt = 0;
+	if (tsc_every > 0 && ++g->ntntpk % (uint64_t)tsc_every == 0) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tsc;
+		p.payload.tsc.tsc = g->tsc;
+		emit(g, &p);
+	}
+	if (with_mtc && g->tsc / CTC_RATIO >> MTC_FREQ != g->mtc_last) {
+		g->mtc_last = g->tsc / CTC_RATIO >> MTC_FREQ;
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_mtc;
+		p.payload.mtc.ctc = (uint8_t)g->mtc_last;
+		emit(g, &p);
+	}
 	if (!with_cyc)
 		return;
 	memset(&p, 0, sizeof(p));
@@ -430,6 +455,14 @@ psb_plus(struct gen *g)
 	p.type = ppt_tsc;
 	p.payload.tsc.tsc = g->tsc;
 	emit(g, &p);
+	if (with_mtc) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tma;
+		p.payload.tma.ctc = (uint16_t)(g->tsc / CTC_RATIO);
+		p.payload.tma.fc = (uint16_t)(g->tsc % CTC_RATIO);
+		emit(g, &p);
+		g->mtc_last = g->tsc / CTC_RATIO >> MTC_FREQ;
+	}
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
@@ -720,12 +753,17 @@ write_snap(const char *out, const char *prog, uint64_t mib, int nthr,
 	h.model = 85;
 	h.stepping = 4;
 	h.max_nonturbo_ratio = 24;
+	if (with_mtc) {
+		h.cpuid_15[0] = 1;	/* TSC:CTC = CTC_RATIO */
+		h.cpuid_15[1] = CTC_RATIO;
+	}
 	h.nr_cpus = 2;
 	rc |= mt_snap_set_host(&s, &h);
 	memset(&pc, 0, sizeof(pc));
 	pc.backend = MT_SNAP_BK_RAW;
 	pc.config = MT_PT_CFG_BRANCH | MT_PT_CFG_TSC |
 	    (with_cyc ? MT_PT_CFG_CYC : 0) |
+	    (with_mtc ? MT_PT_CFG_MTC | (uint64_t)MTC_FREQ << 14 : 0) |
 	    (3ull << 24) | (RETSTACK == 0 ? MT_PT_CFG_NORETCOMP : 0);
 	pc.user = 1;
 	s.ptcfg = pc;
@@ -837,7 +875,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: gen-synth asm [-k] [-S seed] -o prog.s\n"
-	    "       gen-synth snap [-Ck] [-r dir] [-S seed] [-t threads] "
+	    "       gen-synth snap [-CkM] [-r dir] [-S seed] [-T n] "
+	    "[-t threads] "
 	    "-m MIB -e prog "
 	    "-o out.snap\n");
 }
@@ -854,9 +893,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	optind = 2;
-	while ((c = getopt(argc, argv, "CkS:t:m:e:o:r:")) != -1) {
+	while ((c = getopt(argc, argv, "CkMS:T:t:m:e:o:r:")) != -1) {
 		switch (c) {
 		case 'C': with_cyc = 0; break;
+		case 'M': with_mtc = 1; break;
+		case 'T': tsc_every = atoi(optarg); break;
 		case 'k': with_kernel = 1; break;
 		case 'r': raw_dir = optarg; break;
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
