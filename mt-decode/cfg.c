@@ -33,6 +33,9 @@
  *   synchronous disable is reported by the next call after a block,
  *   never at its end: it binds at its IP (an empty block when already
  *   there), or with a suppressed IP at the next branch that needs trace.
+ *   To an asynchronous branch's or disable's IP, and to a MODE.Exec's
+ *   (a mid-trace PSB+'s, at its FUP) or TSX's, libipt proceeds without
+ *   trace (pt_blk_proceed_to_ip) and without its block cache.
  * - After a disable at a branch, decoding resumes (with no IP of its own)
  *   after a near call, SYSCALL or INT, else at 0.
  * - An enable at the IP where the decoder stands is marked resumed.
@@ -562,7 +565,7 @@ static const struct cfg_rule {
 	    0, IPF(async_paging.ip) },
 	[ptev_overflow] = { 1, B_ALWAYS, M_NONE, FX_OVERFLOW,
 	    N_NO_UPDATE, 0 },
-	[ptev_exec_mode] = { 1, B_SUPPRESSED | B_AT_IP, M_NONE, FX_MODE,
+	[ptev_exec_mode] = { 1, B_SUPPRESSED | B_AT_IP, M_TO_IP, FX_MODE,
 	    0, IPF(exec_mode.ip) },
 	[ptev_tsx] = { 1, B_SUPPRESSED | B_AT_IP, M_TO_IP, FX_NONE,
 	    0, IPF(tsx.ip) },
