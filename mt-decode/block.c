@@ -565,7 +565,8 @@ dec_clock(struct dec_buf *b)
 	uint64_t tsc, t;
 	uint32_t lm, lc;
 
-	if (pt_blk_time(b->dec, &tsc, &lm, &lc) < 0)
+	if ((b->cfg != NULL ? cfg_time(b->cfg, &tsc, &lm, &lc) :
+	    pt_blk_time(b->dec, &tsc, &lm, &lc)) < 0)
 		return;
 	/* Most blocks end at the same time as the one before. */
 	if (b->clk_ok && tsc == b->clk_tsc)

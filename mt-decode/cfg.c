@@ -53,6 +53,7 @@
 #include <intel-pt.h>
 
 #include "cfg.h"
+#include "fill.h"
 #include "ild.h"
 #include "image.h"
 #include "pq.h"
@@ -109,11 +110,14 @@ struct cfg_dec {
 	struct cfg_path *paths;
 	struct cfg_path path_open;	/* the last path not kept */
 	int use_paths;			/* cfg_paths() */
+	/* libipt's block cache modelled (fill.h), not owned: blocks end
+	 * where libipt's fill ends them; NULL: not needed (relative time) */
+	struct fill *fill;
 };
 
 struct cfg_dec *
 cfg_new(const struct pt_config *cfg, struct image_set *is, uint32_t pid,
-    struct walk_cache *wc, int own)
+    struct walk_cache *wc, int own, struct fill *fill)
 {
 	struct cfg_dec *d = calloc(1, sizeof(*d));
 	const char *e;
@@ -147,6 +151,7 @@ cfg_new(const struct pt_config *cfg, struct image_set *is, uint32_t pid,
 	d->is = is;
 	d->pid = pid;
 	d->wc = wc;
+	d->fill = fill;
 	d->tag = walk_tag_new(wc);
 	d->max_walks = CFG_MAX_WALKS;
 	e = getenv("MT_DECODE_CACHE_WALKS");	/* tests */
@@ -293,6 +298,7 @@ enum {
 	CFG_AT_BRANCH = 0,	/* at a branch that needs trace (in blk) */
 	CFG_AT_TARGET = 1,	/* reached the target IP */
 	CFG_AT_SECTION = 2,	/* a direct branch left the section */
+	CFG_AT_FILL = 3,	/* libipt's fill ends the block (fill.h) */
 };
 
 /* Is @ip after @lo, up to @hi (inside a run of straight-line code)? */
@@ -300,6 +306,13 @@ static inline int
 cfg_inside(uint64_t ip, uint64_t lo, uint64_t hi)
 {
 	return ip > lo && ip <= hi;
+}
+
+/* The operand size of the mode, for ild_decode. */
+static inline int
+cfg_bits(const struct cfg_dec *d)
+{
+	return d->mode == ptem_16bit ? 16 : d->mode == ptem_32bit ? 32 : 64;
 }
 
 /*
@@ -311,28 +324,10 @@ static int
 cfg_step(struct cfg_dec *d, int isid, uint64_t ip, uint64_t target,
     uint32_t *n, uint64_t *last)
 {
-	uint8_t buf[16];
-	const uint8_t *code = NULL, *p;
-	uint64_t base = 0, size = 0;
 	struct ild_insn in;
-	int r, bits = d->mode == ptem_16bit ? 16 : d->mode == ptem_32bit ?
-	    32 : 64;
 
-	/* the section's bytes in memory, as walk.c reads them */
-	(void)image_set_code(d->is, isid, &code, &base, &size);
 	for (*n = 0; ip < target; (*n)++) {
-		if (code != NULL) {
-			if (ip < base || ip - base >= size)
-				return CFG_ABORT;
-			p = code + (ip - base);
-			r = (int)(size - (ip - base) < 16 ?
-			    size - (ip - base) : 16);
-		} else {
-			p = buf;
-			r = pt_iscache_read(image_set_iscache(d->is), buf,
-			    sizeof(buf), isid, ip);
-		}
-		if (r <= 0 || ild_decode(p, (size_t)r, ip, bits, &in) < 0)
+		if (image_set_decode(d->is, isid, ip, cfg_bits(d), &in) < 0)
 			return CFG_ABORT;
 		*last = ip;
 		ip += in.len;
@@ -341,21 +336,54 @@ cfg_step(struct cfg_dec *d, int isid, uint64_t ip, uint64_t target,
 }
 
 /*
+ * With perf time, where libipt's fill ends the block inside walk @w
+ * (fill.h), *@run instructions filled in a row before it:
+ * CFG_AT_FILL with the block ended there (its calls pushed, d->ip the
+ * instruction after it), 0 when the block goes on, or CFG_ABORT.
+ */
+static int
+cfg_fill_cut(struct cfg_dec *d, struct pt_block *blk, const struct walk *w,
+    int isid, uint32_t *run)
+{
+	const struct walk_tr *t;
+	struct fill_cut cut;
+	uint32_t k;
+	int rc = fill_walk(d->fill, d->pid, isid, d->sec.lo, d->sec.hi,
+	    cfg_bits(d), w, (size_t)(w - walk_array(d->wc)), run, &cut);
+
+	if (rc <= 0)
+		return rc < 0 ? CFG_ABORT : 0;
+	for (k = 0; k < w->ntr; k++) {
+		t = walk_tr_at(d->wc, w->tr + k);
+		if (t->idx > cut.at)
+			break;
+		if (t->kind == WK_CALL)
+			cfg_push(d, t->from + t->size);
+	}
+	blk->ninsn = (uint16_t)(blk->ninsn + cut.at + 1);
+	blk->end_ip = cut.last;
+	d->ip = cut.next;
+	return CFG_AT_FILL;
+}
+
+/*
  * Proceed from d->ip without trace (to @target when @has_target, else
  * to the next branch that needs trace), adding the instructions to @blk and
  * the return addresses of direct calls to the stack.  At a branch that
  * needs trace, d->ip is that branch and *@pw its walk.  A target inside
- * straight-line code, or a block libipt would cut, is CFG_ABORT.
+ * straight-line code, or a block libipt would cut, is CFG_ABORT.  With
+ * @fill (no event in hand, a model of libipt's cache), the block ends
+ * where libipt's fill ends it: CFG_AT_FILL.
  */
 static int
 cfg_proceed(struct cfg_dec *d, struct pt_block *blk, int has_target,
-    uint64_t target, const struct walk **pw)
+    uint64_t target, int fill, const struct walk **pw)
 {
 	const struct walk *w;
 	const struct walk_tr *t = NULL;
 	uint64_t seg, last = 0;
-	uint32_t k, base, n;
-	int isid;
+	uint32_t k, base, n, run = 0;
+	int isid, rc;
 
 	if (has_target && d->ip == target)
 		return CFG_AT_TARGET;
@@ -376,6 +404,8 @@ cfg_proceed(struct cfg_dec *d, struct pt_block *blk, int has_target,
 			return CFG_ABORT;
 		seg = d->ip;
 		base = 0;
+		if (fill && (rc = cfg_fill_cut(d, blk, w, isid, &run)) != 0)
+			return rc;
 		for (k = 0; k < w->ntr; k++) {
 			t = walk_tr_at(d->wc, w->tr + k);
 			if (has_target && cfg_inside(target, seg, t->from))
@@ -630,11 +660,11 @@ cfg_move(struct cfg_dec *d, struct pt_block *blk, const struct cfg_rule *r)
 
 	switch (r->move) {
 	case M_TO_IP:
-		rc = cfg_proceed(d, blk, 1, cfg_ev_ip(ev, r), &w);
+		rc = cfg_proceed(d, blk, 1, cfg_ev_ip(ev, r), 0, &w);
 		return rc == CFG_AT_TARGET ? 0 : CFG_ABORT;
 	case M_TO_BRANCH:
 		rc = cfg_proceed(d, blk, !ev->ip_suppressed, cfg_ev_ip(ev, r),
-		    &w);
+		    0, &w);
 		if (rc == CFG_AT_BRANCH)
 			return cfg_resume_ip(d, w);
 		return rc == CFG_AT_TARGET ? 0 : CFG_ABORT;
@@ -721,6 +751,15 @@ cfg_sync_forward(struct cfg_dec *d)
 }
 
 int
+cfg_time(const struct cfg_dec *d, uint64_t *tsc, uint32_t *lost_mtc,
+    uint32_t *lost_cyc)
+{
+	if (d->q == NULL)
+		return -pte_no_time;
+	return pt_qry_time(d->q, tsc, lost_mtc, lost_cyc);
+}
+
+int
 cfg_full(const struct cfg_dec *d)
 {
 	return d != NULL && d->full;
@@ -750,12 +789,12 @@ cfg_next(struct cfg_dec *d, struct pt_block *blk)
 		return cfg_bind(d, blk);
 	if (!d->enabled)
 		return (d->status & pts_eos) ? -pte_eos : CFG_ABORT;
-	rc = cfg_proceed(d, blk, 0, 0, &w);
+	rc = cfg_proceed(d, blk, 0, 0, d->fill != NULL, &w);
 	if (rc == CFG_AT_BRANCH) {
 		rc = cfg_branch(d, w);
 		if (rc < 0)
 			return rc == -pte_eos ? rc : CFG_ABORT;
-	} else if (rc != CFG_AT_SECTION) {
+	} else if (rc != CFG_AT_SECTION && rc != CFG_AT_FILL) {
 		return CFG_ABORT;
 	}
 	return cfg_settle(d);
@@ -885,6 +924,9 @@ cfg_run(struct cfg_dec *d, cfg_walk_fn fn, cfg_jump_fn jump, void *arg)
 	uint32_t k, from = 0, next = 0;
 	int isid, rc, taken = 0, n = 0, link = 0;
 
+	/* blocks that end where libipt's fill ends them: cfg_next's */
+	if (d->fill != NULL)
+		return CFG_SLOW;
 	if (d->have_ev)
 		return cfg_run_to_disable(d, fn, arg);
 	if (!d->enabled || d->mode == ptem_unknown ||

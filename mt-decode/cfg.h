@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A block decoder over a packet layer (mt's pq.h, or libipt's query
- * decoder) and mt's control-flow cache (the walks of walk.h), for traces
- * without perf time.
+ * decoder) and mt's control-flow cache (the walks of walk.h).
  *
  * libipt's block decoder pays for every block: an event check, a section
  * lookup, its block cache, a query.  This one answers the same calls
@@ -19,10 +18,11 @@
  * that does not change the stream, so its block count differs.  With
  * perf time it would: libipt ends a block after a near direct call while
  * it fills its own block cache (on a first visit), before the next
- * query, and the call gets the time from before that query; this
- * decoder has no model of libipt's block cache, so the caller gives it
- * only buffers with relative time (instruction counts, which block ends
- * do not move).
+ * query, and the call gets the time from before that query.  So with
+ * perf time the caller gives it a model of libipt's block cache
+ * (fill.h), and it ends its blocks where libipt's fill ends them; with
+ * relative time (instruction counts, which block ends do not move) it
+ * needs none.
  *
  * What it does not do it refuses with CFG_ABORT, and the caller decodes
  * the buffer again with libipt's block decoder: decode errors (their
@@ -50,10 +50,15 @@ struct cfg_dec;
  * A decoder for the buffer @cfg describes (kept by pointer), reading code
  * through @is's sections of process @pid and the walks of @wc (neither
  * owned), its packets through mt's query layer (pq.h) if @own, else
- * through libipt's query decoder.  Returns NULL on allocation failure.
+ * through libipt's query decoder.  With @fill (not owned; perf time),
+ * blocks end where libipt's block decoder with the block cache @fill
+ * models would end them, and the model follows the blocks decoded
+ * (cfg_run then leaves every block to cfg_next).  Returns NULL on
+ * allocation failure.
  */
+struct fill;
 struct cfg_dec *cfg_new(const struct pt_config *cfg, struct image_set *is,
-    uint32_t pid, struct walk_cache *wc, int own);
+    uint32_t pid, struct walk_cache *wc, int own, struct fill *fill);
 void cfg_free(struct cfg_dec *d);
 
 /* As pt_blk_sync_forward, pt_blk_sync_set, pt_blk_next, pt_blk_event,
@@ -95,6 +100,9 @@ int cfg_run(struct cfg_dec *d, cfg_walk_fn fn, cfg_jump_fn jump, void *arg);
  * where @fn would only count such walks (no --all-branches). */
 void cfg_paths(struct cfg_dec *d, int on);
 int cfg_get_offset(const struct cfg_dec *d, uint64_t *off);
+/* As pt_blk_time: the query decoder's time (libipt's only). */
+int cfg_time(const struct cfg_dec *d, uint64_t *tsc, uint32_t *lost_mtc,
+    uint32_t *lost_cyc);
 int cfg_get_sync_offset(const struct cfg_dec *d, uint64_t *off);
 
 /*

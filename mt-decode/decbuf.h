@@ -51,6 +51,18 @@ struct dec_run {
 				 * libipt's query decoder, 2 on pq.h */
 	int cfg_full;		/* cfg.h gave up: its cache was full */
 	int cfg_pq;		/* pq.h refused the trace */
+	/* With perf time: the model of libipt's block cache (fill.h) the
+	 * cached decoder's buffer uses; NULL: none (relative time) */
+	struct fill *fill;
+	/* TSC only: the buffers share the run's images, so one model for
+	 * all (dec_seq_shared); NULL before the first */
+	struct fill *sh_fill;
+	int sh_ok;		/* one job: the shared model may be used */
+	size_t sh_cached;	/* buffers the cached decoder decoded */
+	int sh_off;		/* a buffer went back to libipt: libipt's
+				 * block decoder decodes the rest */
+	struct image_view *sh_view;	/* the images it decodes them on
+					 * (dec_shared_back), or NULL */
 };
 
 /*

@@ -6,6 +6,7 @@
  * one buffer's blocks is block.c; its records are record.c (decbuf.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "decode.h"
 #include "err.h"
 #include "events.h"
+#include "fill.h"
 #include "ild.h"
 #include "image.h"
 #include "parallel.h"
@@ -128,7 +130,18 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 	}
 	dec_config(r->s, a, &cfg);
 	if (r->cfg) {
-		b.cfg = cfg_new(&cfg, r->is, b.pid, r->wc, r->cfg == 2);
+		uint64_t next = UINT64_MAX;
+
+		/* Code replaced at a time (epochs.h) changes libipt's
+		 * image, and with it its block cache: not modelled. */
+		if (r->perf_clock && (r->fill == NULL ||
+		    image_set_image_at(r->is, b.pid, 0, &next) == NULL ||
+		    next != UINT64_MAX)) {
+			rc = CFG_ABORT;
+			goto out;
+		}
+		b.cfg = cfg_new(&cfg, r->is, b.pid, r->wc, r->cfg == 2,
+		    r->perf_clock ? r->fill : NULL);
 		if (b.cfg == NULL)
 			return -MT_E_NOMEM;
 		/* MT_DECODE_NO_PATHS: for comparisons (bench/RESULTS.md) */
@@ -369,6 +382,28 @@ static int dec_cfg_cut(struct dec_run *c, const struct mt_snap_aux *a,
     const struct dec_unit *u, struct dec_unit_res *res, struct mt_evw *w,
     int fd, struct decode_stats *st, size_t nseen);
 
+static int dec_shared_back(struct dec_run *r, size_t i);
+
+/*
+ * Buffer @a (unit @u, or NULL) given back by the cached decoder, decoded
+ * by libipt's block decoder; with the model shared by the buffers (TSC
+ * only), libipt's block cache first gets what it would hold without
+ * the cache (dec_shared_back).
+ */
+static int
+dec_given_back(struct dec_run *r, const struct mt_snap_aux *a,
+    const struct dec_unit *u, struct dec_unit_res *res)
+{
+	int rc;
+
+	if (r->fill != NULL && r->fill == r->sh_fill) {
+		rc = dec_shared_back(r, (size_t)(a - r->s->aux));
+		if (rc < 0)
+			return rc;
+	}
+	return dec_buffer(r, a, u, res, NULL);
+}
+
 /* Is @fd the null device (what is written there is never read)? */
 static int
 dec_fd_null(int fd)
@@ -414,7 +449,8 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 		rc = -MT_E_IO;
 	if (rc >= 0) {
 		r->w = tw;
-		r->cfg = 2;
+		/* timing packets: pq.h would refuse them (PQ_ABORT) */
+		r->cfg = r->perf_clock ? 1 : 2;
 		rc = dec_buffer(r, a, NULL, NULL, NULL);
 		if (rc == CFG_ABORT && r->cfg_pq) {
 			/* mt's query layer refused it: libipt's */
@@ -443,7 +479,7 @@ dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a)
 			r->st->cfg_full++;
 		mt_evw_free(tw);
 		close(fd);
-		return dec_buffer(r, a, NULL, NULL, NULL);
+		return dec_given_back(r, a, NULL, NULL);
 	}
 	if (rc >= 0)
 		rc = mt_evw_flush(tw);
@@ -504,7 +540,7 @@ dec_cfg_cut(struct dec_run *c, const struct mt_snap_aux *a,
 
 	if (mt_evw_flush(w) < 0 || (start = lseek(fd, 0, SEEK_CUR)) < 0)
 		return -MT_E_IO;
-	c->cfg = 2;
+	c->cfg = c->perf_clock ? 1 : 2;
 	rc = dec_buffer(c, a, u, res, NULL);
 	if (rc == CFG_ABORT && c->cfg_pq) {
 		/* mt's query layer refused it: libipt's */
@@ -531,7 +567,7 @@ dec_cfg_cut(struct dec_run *c, const struct mt_snap_aux *a,
 		st->cfg_full++;
 	if (dec_cut_back(w, fd, start) < 0)
 		return -MT_E_IO;
-	return dec_buffer(c, a, u, res, NULL);
+	return dec_given_back(c, a, u, res);
 }
 
 /* Unit @u of a -j N worker into the unit's temporary file (dec_cfg_cut). */
@@ -545,29 +581,111 @@ dec_cfg_unit(struct dec_run *c, const struct dec_unit *u,
 }
 
 /*
- * Buffer @i in the sequential loop (into runs @rs, or NULL).  A timed
- * trace's buffer gets a fresh image view, as under -j N (parallel.h).
- * A buffer of one thread without perf time goes through the cached
- * decoder unless --no-cache (cfg.h).
+ * TSC only (no fresh view per buffer): buffer @i given back by the
+ * cached decoder.  libipt's block decoder decodes it and every buffer
+ * after it (the model no longer knows what libipt's block cache holds).
+ * The buffers before it that the cached decoder decoded never reached
+ * libipt's cache, so a fresh view's is filled first: libipt decodes
+ * buffers 0 to @i - 1 again into it, their records dropped, and the
+ * cache then holds what it would hold without the cached decoder.
+ */
+static int
+dec_shared_back(struct dec_run *r, size_t i)
+{
+	struct decode_stats saved = *r->st;
+	struct decode_progress *prog = r->prog;
+	struct mt_evw *out = r->w, *nw = NULL;
+	size_t nseen = r->nseen, j;
+	int fd, rc;
+
+	r->sh_off = 1;
+	if (r->sh_cached == 0)
+		return 0;	/* libipt decoded every buffer before */
+	rc = image_view_new(&r->sh_view, r->is);
+	if (rc < 0)
+		return rc;
+	r->image = dec_view_image;
+	r->image_arg = r->sh_view;
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -MT_E_IO;
+	rc = mt_evw_new(&nw, fd);
+	r->w = nw;
+	r->prog = NULL;
+	for (j = 0; rc >= 0 && j < i; j++)
+		rc = dec_buffer(r, &r->s->aux[j], NULL, NULL, NULL);
+	r->w = out;
+	r->prog = prog;
+	*r->st = saved;
+	r->nseen = nseen;
+	mt_evw_free(nw);
+	close(fd);
+	return rc;
+}
+
+/*
+ * TSC only, one job: buffer @i through the cached decoder with the
+ * model all buffers share (the run's images, whose block caches libipt
+ * keeps from buffer to buffer), until one goes back to libipt.
+ */
+static int
+dec_seq_shared(struct dec_run *r, size_t i)
+{
+	int rc;
+
+	if (r->sh_off)
+		return dec_buffer(r, &r->s->aux[i], NULL, NULL, NULL);
+	if (r->sh_fill == NULL && (r->sh_fill = fill_new(r->is)) == NULL)
+		return -MT_E_NOMEM;
+	r->fill = r->sh_fill;
+	rc = dec_cfg_buffer(r, &r->s->aux[i]);
+	r->fill = NULL;
+	if (rc >= 0 && !r->sh_off)
+		r->sh_cached++;
+	return rc;
+}
+
+/*
+ * Buffer @i in the sequential loop (into runs @rs, or NULL).  A buffer
+ * of one thread goes through the cached decoder unless --no-cache
+ * (cfg.h); with perf time it ends its blocks where libipt's would
+ * (fill.h): a model per buffer with MTC or CYC, whose buffers each get
+ * a fresh image view (as under -j N, parallel.h), one for all of them
+ * with TSC only, when one job decodes them (dec_seq_shared).
  */
 static int
 dec_seq_buffer(struct dec_run *r, size_t i, struct runs *rs)
 {
 	struct image_view *v = NULL;
 	uint32_t pid, tid;
-	int rc;
+	int rc, cached = !r->o->no_cache && rs == NULL &&
+	    dec_static_tid(r, i, &pid, &tid);
 
-	if (!r->o->no_cache && !r->perf_clock && rs == NULL &&
-	    dec_static_tid(r, i, &pid, &tid))
+	if (cached && !r->perf_clock)
 		return dec_cfg_buffer(r, &r->s->aux[i]);
-	if (!par_timed(r->s))
+	if (!par_timed(r->s)) {
+		if (cached && r->sh_ok)
+			return dec_seq_shared(r, i);
+		/* (libipt's cache must hold what the model held) */
+		if (r->sh_fill != NULL && !r->sh_off &&
+		    (rc = dec_shared_back(r, i)) < 0)
+			return rc;
 		return dec_buffer(r, &r->s->aux[i], NULL, NULL, rs);
+	}
 	rc = image_view_new(&v, r->is);
 	if (rc < 0)
 		return rc;
 	r->image = dec_view_image;
 	r->image_arg = v;
-	rc = dec_buffer(r, &r->s->aux[i], NULL, NULL, rs);
+	if (cached) {
+		r->fill = fill_new(r->is);
+		rc = r->fill == NULL ? -MT_E_NOMEM :
+		    dec_cfg_buffer(r, &r->s->aux[i]);
+		fill_free(r->fill);
+		r->fill = NULL;
+	} else {
+		rc = dec_buffer(r, &r->s->aux[i], NULL, NULL, rs);
+	}
 	r->image = NULL;
 	r->image_arg = NULL;
 	image_view_free(v);
@@ -710,6 +828,12 @@ dec_all(const struct decode_opts *o, const struct mt_snap *s,
 	 * -j N: buffers decoded by parallel.c's workers (same output); it
 	 * also takes timed traces with split buffers under -j 1.
 	 */
+	/*
+	 * TSC only: one model of libipt's block caches for all buffers,
+	 * which libipt's decoders of -j N would fill in any order (and
+	 * par_decode's plan fills when it looks for where to cut).
+	 */
+	r.sh_ok = dec_jobs(o, s) < 2;
 	if (rc >= 0)
 		rc = par_decode(&r, s, r.is, st, dec_jobs(o, s),
 		    !o->jobs_auto, o->out_fd, w, r.prog);
@@ -728,6 +852,8 @@ out:
 		st->walk_insns += ni;
 	}
 	walk_cache_free(r.wc);
+	fill_free(r.sh_fill);
+	image_view_free(r.sh_view);
 	thr_set_release(&r.ts);
 	image_set_free(r.is);
 	free(r.seen);
@@ -830,6 +956,9 @@ dec_fork(const struct dec_run *r, struct pt_image *(*image)(void *,
 	c->prog = NULL;		/* the writing thread shows progress */
 	c->image = image;
 	c->image_arg = image_arg;
+	c->sh_fill = NULL;
+	c->sh_view = NULL;
+	c->sh_ok = 0;
 	c->wc = walk_cache_new(image_set_iscache(r->is), image_set_fn_lookup,
 	    r->is);
 	if (c->wc == NULL) {
@@ -846,6 +975,7 @@ dec_fork_unit(struct dec_run *c, const struct dec_unit *u,
     const uint32_t *seen, size_t nseen)
 {
 	size_t cap = 8;
+	int rc;
 
 	while (cap < nseen + 1)
 		cap *= 2;
@@ -858,9 +988,19 @@ dec_fork_unit(struct dec_run *c, const struct dec_unit *u,
 	c->nseen = nseen;	/* cap > nseen: dec_thread's growth holds */
 	c->w = w;
 	c->st = st;
-	if (!c->o->no_cache && !c->perf_clock && u->runs == NULL)
+	if (c->o->no_cache || u->runs != NULL ||
+	    (c->perf_clock && !par_timed(c->s)))
+		return dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
+	if (!c->perf_clock)
 		return dec_cfg_unit(c, u, res, w, st, nseen);
-	return dec_buffer(c, &c->s->aux[u->buf], u, res, NULL);
+	/* MTC or CYC: the unit has a fresh view (par_worker), so a fresh
+	 * model of its block caches */
+	c->fill = fill_new(c->is);
+	rc = c->fill == NULL ? -MT_E_NOMEM :
+	    dec_cfg_unit(c, u, res, w, st, nseen);
+	fill_free(c->fill);
+	c->fill = NULL;
+	return rc;
 }
 
 int

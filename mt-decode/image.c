@@ -243,6 +243,49 @@ image_set_code(void *arg, int isid, const uint8_t **code, uint64_t *vaddr,
 	return 0;
 }
 
+int
+image_set_decode(struct image_set *is, int isid, uint64_t ip, int bits,
+    struct ild_insn *in)
+{
+	const struct image_sec *s;
+	const uint8_t *p;
+	uint8_t buf[16];
+	int n;
+
+	if (isid <= 0 || (size_t)isid > is->nsecs)
+		return -1;
+	s = &is->secs[isid - 1];
+	if (s->code != NULL) {
+		if (ip < s->vaddr || ip - s->vaddr >= s->size)
+			return -1;
+		p = s->code + (ip - s->vaddr);
+		n = (int)(s->size - (ip - s->vaddr) < 16 ?
+		    s->size - (ip - s->vaddr) : 16);
+	} else {
+		p = buf;
+		n = pt_iscache_read(is->isc, buf, sizeof(buf), isid, ip);
+	}
+	return n > 0 && ild_decode(p, (size_t)n, ip, bits, in) == 0 ? 0 : -1;
+}
+
+int
+image_set_section_base(const struct image_set *is, int isid)
+{
+	const struct image_sec *s, *o;
+	size_t i;
+
+	if (isid <= 0 || (size_t)isid > is->nsecs)
+		return -1;
+	s = &is->secs[isid - 1];
+	for (i = 0; i + 1 < (size_t)isid; i++) {
+		o = &is->secs[i];
+		if (o->off == s->off && o->size == s->size &&
+		    strcmp(o->file, s->file) == 0)
+			return (int)i + 1;
+	}
+	return isid;
+}
+
 /*
  * Add [@off, @off + @size) of @file at @vaddr to the cache; a section new
  * to it is recorded for image_view_new.  Returns the isid or a libipt
@@ -427,8 +470,13 @@ image_set_section_at(struct image_set *is, uint32_t pid, uint64_t ip,
 		if (ip < s->vaddr || ip - s->vaddr >= s->size)
 			continue;
 		for (j = 0; j < p->nisids; j++) {
+			/* the same section added again (a mapping seen
+			 * again after an exec) replaces itself in libipt's
+			 * image: one section */
+			if (p->isids[j] == p->isids[i])
+				continue;
 			o = &is->secs[p->isids[j] - 1];
-			if (j != i && o->vaddr < s->vaddr + s->size &&
+			if (o->vaddr < s->vaddr + s->size &&
 			    s->vaddr < o->vaddr + o->size)
 				return -1;
 		}

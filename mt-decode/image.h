@@ -177,6 +177,22 @@ int image_set_fns_failed(const struct image_set *is);
 int image_set_code(void *is, int isid, const uint8_t **code, uint64_t *vaddr,
     uint64_t *size);
 /*
+ * Decode the instruction at @ip of section @isid in mode @bits (16, 32,
+ * 64) into @in, from the bytes image_set_code gives, else through the
+ * cache.  Returns 0, or -1 when @ip is not in the section or its bytes
+ * do not decode.
+ */
+struct ild_insn;
+int image_set_decode(struct image_set *is, int isid, uint64_t ip, int bits,
+    struct ild_insn *in);
+/*
+ * The first section of @is with @isid's file, offset and size: libipt's
+ * section cache shares one section, and so its block cache, between the
+ * isids of one file range mapped at different addresses.  Returns that
+ * isid (@isid itself when it is the first), or -1 for an unknown isid.
+ */
+int image_set_section_base(const struct image_set *is, int isid);
+/*
  * ELF images the set holds: each bundled ELF chunk and each file on disk
  * once, however many mappings (processes, segments, sideband records)
  * reach it, and the vDSO blobs.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# mt-decode's cached decoder (mt-decode/cfg.c, the default for traces
-# without perf time) against libipt's block decoder (--no-cache): the same
+# mt-decode's cached decoder (mt-decode/cfg.c, the default; with perf time
+# through the model of libipt's block cache, fill.c) against libipt's
+# block decoder (--no-cache): the same
 # event stream byte for byte, the same instruction and event counts, on
 # every kind of trace the suite has.  libipt is the oracle: its stream is
 # what tests/mt-decode-real.bats and tests/data/decode/*.expected check.
@@ -11,8 +12,10 @@ load helpers/real-pt
 setup_file() {
 	T="$BATS_FILE_TMPDIR"
 	gen_synth_build "$T" 7
-	# perf time: TSC only (3 threads), and CYC (2 threads)
-	"$T/gen-synth" snap -C -S 7 -t 3 -m 1 -e "$T/prog" -o "$T/tsc.snap"
+	# perf time: TSC only (3 threads, a TSC packet after every 4th TNT
+	# packet too), MTC (2 threads, no CYC) and CYC (2 threads)
+	"$T/gen-synth" snap -C -T 4 -S 7 -t 3 -m 1 -e "$T/prog" -o "$T/tsc.snap"
+	"$T/gen-synth" snap -C -M -S 7 -t 2 -m 1 -e "$T/prog" -o "$T/mtc.snap"
 	"$T/gen-synth" snap -S 7 -t 2 -m 1 -e "$T/prog" -o "$T/cyc.snap"
 	cc -O1 -o "$T/ptgen" "$MT_ROOT/tests/helpers/ptgen.c" -lipt
 	"$T/ptgen" code "$T/code.bin"
@@ -166,27 +169,88 @@ cache-fallbacks: 0" ] ;;
 	cmp "$T/pipe.ev" "$T/pipe-lib.ev"
 }
 
-@test "mt-decode cache: traces with perf time (TSC, CYC) stay with libipt, under -j too" {
-	for snap in "$T/tsc.snap" "$T/cyc.snap"; do
-		for j in 1 2; do
-			same "$snap" -j $j
-			[ ! -s "$T/cache" ]
-		done
+# With perf time a call's time depends on where libipt's block decoder
+# ends its blocks, which its block cache decides: the cached decoder
+# ends its blocks where its model of that cache says (fill.c).  Each
+# trace below needs the model: without it (MT_DECODE_NO_FILL) the stream
+# differs, so the comparison with --no-cache checks the model.
+@test "mt-decode cache: traces with perf time (TSC, MTC, CYC) decode through the cache to libipt's stream" {
+	for n in tsc:3 mtc:2 cyc:2; do
+		snap=$T/${n%:*}.snap
+		same "$snap"
+		[ "$(cat "$T/cache")" = "cache-buffers: ${n#*:}
+cache-fallbacks: 0" ]
+		grep -q '^info clock perf' "$T/cache.ev"
+		MT_DECODE_NO_FILL=1 mt-decode -o "$T/nofill.ev" "$snap"
+		run cmp -s "$T/lib.ev" "$T/nofill.ev"
+		[ "$status" -eq 1 ]
+		same "$snap" --all-branches
+		[ "$(cat "$T/cache")" = "cache-buffers: ${n#*:}
+cache-fallbacks: 0" ]
 	done
-	grep -q '^info clock perf' "$T/cache.ev"
+}
+
+# MTC and CYC: every buffer, and under -j every unit, has a fresh image
+# view (parallel.h), so a model of its own; TSC only: one model for all
+# the buffers, at one job (under -j N libipt's decoders fill the caches
+# in any order: libipt decodes).
+@test "mt-decode cache: timed traces under -j, split into segments too" {
+	for snap in "$T/mtc.snap" "$T/cyc.snap"; do
+		for j in 1 2 3; do
+			MT_DECODE_SEGMENT_BYTES=65536 same "$snap" -j $j
+			grep -q '^cache-fallbacks: 0$' "$T/cache"
+			# more units than buffers: the segments went through
+			# the cache
+			[ "$(sed -n 's/^cache-buffers: //p' "$T/cache")" -gt 2 ]
+		done
+		same "$snap" -j 2
+		[ "$(cat "$T/cache")" = "cache-buffers: 2
+cache-fallbacks: 0" ]
+	done
+	# (not compared: with one block cache for all, libipt's own stream
+	# under -j 2 depends on the order its workers fill it in)
+	run mt-decode -j 2 -s -o /dev/null "$T/tsc.snap"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *cache-* ]]
+}
+
+# TSC only: libipt's block cache is one for the whole run, so a buffer
+# given back to libipt must find in it what libipt's own decode of the
+# buffers before would have left (they went through the cached decoder:
+# they are decoded again by libipt first, output dropped), and the
+# buffers after it go to libipt too.  The bound of the walk cache gives
+# a buffer back after the first one or two went through.
+@test "mt-decode cache: TSC only, a buffer given back after others went through the cache" {
+	run mt-decode -s -o /dev/null "$T/tsc.snap"
+	[ "$status" -eq 0 ]
+	walks=$(sed -n 's/^walks: //p' <<<"$output")
+	seen=
+	for b in $(seq $((walks - 400)) 20 "$walks"); do
+		MT_DECODE_CACHE_WALKS=$b same "$T/tsc.snap"
+		case $(tr '\n' ' ' < "$T/cache") in
+		"cache-buffers: 1 cache-fallbacks: 1 "*) seen+=1 ;;
+		"cache-buffers: 2 cache-fallbacks: 1 "*) seen+=2 ;;
+		esac
+	done
+	[[ "$seen" == *1* && "$seen" == *2* ]]
 }
 
 # The software backends' captures have perf time (their virtual clock's
-# TSC, MTC and CYC): the same stream with and without the cache option.
-@test "mt-decode cache: emulate and qemu captures decode to libipt's stream" {
+# TSC, MTC and CYC): the same stream with and without the cache, and
+# through the cache (their mappings, seen again after the exec, are one
+# section each).
+@test "mt-decode cache: emulate and qemu captures decode through the cache to libipt's stream" {
 	command -v qemu-x86_64 > /dev/null || skip "needs qemu-x86_64 (qemu-user)"
 	cc -O1 -o "$T/recurse" "$MT_ROOT/tests/data/emu/recurse.c"
 	mt-capture run -q -b qemu -o "$T/q.snap" -- "$T/recurse"
 	mt-capture run -q -b emulate -o "$T/e.snap" -- "$T/recurse"
 	for snap in "$T/q.snap" "$T/e.snap"; do
 		same "$snap"
+		[ "$(cat "$T/cache")" = "cache-buffers: 1
+cache-fallbacks: 0" ]
 		same "$snap" --all-branches -j 2
-		[ ! -s "$T/cache" ]
+		[ "$(cat "$T/cache")" = "cache-buffers: 1
+cache-fallbacks: 0" ]
 		grep -q '^info clock perf' "$T/cache.ev"
 		[ "$(grep -c '^call ' "$T/cache.ev")" -gt 10 ]
 	done
