@@ -90,12 +90,13 @@ $(O)/bin/$(1): $(O)/$(1)/main.o $(O)/lib$(1).a $(LIBCOMMON)
 	$(CC) $(CFLAGS) $(MT_LDFLAGS) $(MT_PROG_LDFLAGS) $(LDFLAGS) -o $$@ $$^ $(MT_LDLIBS) $(LDLIBS)
 endef
 $(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
-# mt-fxt's own modules (reader's fast path, reconstruction, output) at
-# -O3 (LTO keeps each function's level): about 5% fewer instructions
-# and CPU on the mruby row than -O2 (bench/RESULTS.md, "Session 10 ...
-# mt-fxt").  MT_FXT_OPT= leaves them at CFLAGS'.
+# mt-fxt's own modules (reader's fast path, reconstruction, output) and
+# the FXT writer (common/fxt.c, which only mt-fxt links) at -O3 (LTO
+# keeps each function's level): about 5% fewer instructions and CPU on
+# the mruby row than -O2 (bench/RESULTS.md, "Session 10 ... mt-fxt").
+# MT_FXT_OPT= leaves them at CFLAGS'.
 MT_FXT_OPT ?= -O3
-$(O)/mt-fxt/%.o: CFLAGS += $(MT_FXT_OPT)
+$(O)/mt-fxt/%.o $(O)/common/fxt.o: CFLAGS += $(MT_FXT_OPT)
 
 BINS = $(PROGS:%=$(O)/bin/%)
 
