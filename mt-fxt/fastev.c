@@ -61,6 +61,18 @@ digits8(uint64_t w, uint64_t *t)
 }
 
 /*
+ * The byte after the first @n (< 8) bytes of @w (the first byte lowest)
+ * ends a field: a space or the line's '\n'.
+ */
+static inline int
+field_end(uint64_t w, unsigned n)
+{
+	unsigned c = (unsigned)(w >> 8 * n) & 0xff;
+
+	return c == ' ' || c == '\n';
+}
+
+/*
  * 1 to @maxd decimal digits at p[0..e) ending at a space or the line's
  * '\n' (before @e); returns the byte after them, or NULL.
  */
@@ -69,7 +81,7 @@ decimal(const char *p, const char *e, int maxd, uint64_t *v)
 {
 	const char *s = p;
 	uint64_t x = 0, w, t;
-	unsigned d, n, c;
+	unsigned d, n;
 
 	if (e - p >= 8) {
 		memcpy(&w, p, 8);
@@ -77,10 +89,8 @@ decimal(const char *p, const char *e, int maxd, uint64_t *v)
 		if (n == 0)
 			return NULL;
 		x = value8(t, n);
-		if (n < 8) {
-			/* The byte after them is in the word (maxd >= 8). */
-			c = (unsigned)(w >> 8 * n) & 0xff;
-			if (c != ' ' && c != '\n')
+		if (n < 8) {	/* the byte after them is in the word */
+			if (!field_end(w, n))	/* (and maxd >= 8) */
 				return NULL;
 			*v = x;
 			return p + n;
@@ -138,7 +148,7 @@ address(const char *p, const char *e, uint64_t *v)
 {
 	const char *s;
 	uint64_t x = 0, w, nib;
-	unsigned d, n, c;
+	unsigned d, n;
 
 	if (e - p < 3 || p[0] != '0' || p[1] != 'x')
 		return NULL;
@@ -149,10 +159,8 @@ address(const char *p, const char *e, uint64_t *v)
 		if (n == 0)
 			break;
 		x = x << 4 * n | hexvalue8(nib, n);
-		if (n < 8) {
-			/* The byte after them is in the word: at most 16. */
-			c = (unsigned)(w >> 8 * n) & 0xff;
-			if (c != ' ' && c != '\n')
+		if (n < 8) {	/* the byte after them is in the word */
+			if (!field_end(w, n))	/* (and at most 16) */
 				return NULL;
 			*v = x;
 			return p + n;
