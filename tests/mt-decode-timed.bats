@@ -64,6 +64,13 @@ untimed() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "${lines[-1]}" == "timed-diff: ${MT_TIMED_CASES:-40} cases, 0 mismatches, "* ]]
+	# and not trivially: the cached decoder decoded most of the timed
+	# buffers to their end itself (--stats' cache-buffers), at least
+	# half of them (those with decode errors, damaged ones, code
+	# mapped while the program runs go back to libipt)
+	[[ "${lines[-1]}" =~ ([0-9]+)\ of\ ([0-9]+)\ timed\ buffers\ cached$ ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ $((2 * BASH_REMATCH[1])) -ge "${BASH_REMATCH[2]}" ]
 }
 
 # The harness is not vacuous: an mt-decode whose cached stream has one
@@ -89,4 +96,22 @@ EOF
 	[[ "$output" == *"l1 vs c1: streams differ"* ]]
 	[[ "$output" == *"lj vs cj: streams differ"* ]]
 	[[ "${lines[-1]}" == "timed-diff: 1 cases, 1 mismatches, "* ]]
+}
+
+# The comparison sees what it is for: without the model of libipt's
+# block-cache fill (MT_DECODE_NO_FILL=1, mt-decode/fill.h) the cached
+# decoder ends blocks elsewhere than libipt, and calls get other times.
+@test "timed-diff: the cached decoder without its model of libipt's block-cache fill is caught" {
+	MT_DECODE_NO_FILL=1 run "$MT_ROOT/tests/helpers/timed-diff" \
+		-c synth.x.2.15 "$T/nofill"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"MISMATCH synth.x.2.15"* ]]
+	[[ "$output" == *"l1 vs c1: streams differ"* ]]
+	MT_DECODE_NO_FILL=1 run "$MT_ROOT/tests/helpers/timed-diff" \
+		-c ptgen.filtercall+t.TCB.11 "$T/nofill"
+	[ "$status" -eq 1 ]
+	# and with it, the same streams
+	run "$MT_ROOT/tests/helpers/timed-diff" -c synth.x.2.15 "$T/fill"
+	[ "$status" -eq 0 ]
 }
