@@ -180,6 +180,36 @@ dec_time(const struct dec_buf *b, uint64_t idx)
 /* Instructions decoded while the trace offset stays that make one so. */
 #define DEC_LOOP_STUCK (1u << 24)
 
+/* decode.c */
+struct dec_unit;
+struct dec_unit_res;
+struct runs;
+/*
+ * Decode buffer @a, or with @u (a -j unit) the segment of it @u
+ * describes, results in @res; into runs @runs, or NULL.  Returns 0,
+ * CFG_ABORT (the cached decoder gave it back: nothing of it is kept),
+ * or -MT_E_*.
+ */
+int dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
+    const struct dec_unit *u, struct dec_unit_res *res, struct runs *runs);
+/* The image of @pid at @time in image view @arg (dec_run.image). */
+struct pt_image *dec_view_image(void *arg, uint32_t pid, uint64_t time,
+    uint64_t *next);
+
+/* cached.c: the cached decoder's buffers */
+/* Buffer @a through the cached decoder, or libipt's when it gives it
+ * back; the stream written to r->w. */
+int dec_cfg_buffer(struct dec_run *r, const struct mt_snap_aux *a);
+/* Unit @u of a -j N worker, likewise, into @w (the unit's file). */
+int dec_cfg_unit(struct dec_run *c, const struct dec_unit *u,
+    struct dec_unit_res *res, struct mt_evw *w, struct decode_stats *st,
+    size_t nseen);
+/* TSC only: buffer @i with the model all buffers share. */
+int dec_seq_shared(struct dec_run *r, size_t i);
+/* TSC only: libipt decodes buffer @i and the rest, its cache first
+ * filled as without the cached decoder. */
+int dec_shared_back(struct dec_run *r, size_t i);
+
 /* record.c */
 int dec_set_image(struct dec_buf *b);
 void dec_xol_end(struct dec_buf *b);
