@@ -286,13 +286,13 @@ int mt_snap_read_mem(struct mt_snap *s, const void *p, size_t len,
     struct mt_snap_diag *d);
 /*
  * The same as mt_snap_read_fd() for a regular file, without copying the
- * large payloads: the file is mapped (private, read-only, populated in
- * one call) and the AUX, BLOB and ELF data of @s point into the mapping,
+ * large payloads: the file is mapped (private, read-only) and the AUX,
+ * BLOB and ELF data of @s point into the mapping,
  * which mt_snap_release() unmaps; those data then have no NUL after
  * them and must not be written (the other chunk types are copied as by
- * mt_snap_read_fd()).  Each chunk's pages are unmapped once it is
- * checked (they come back, from the page cache, when read), so only
- * what is used counts in the process's memory.  A file that cannot be
+ * mt_snap_read_fd()).  Each chunk is checked a window at a time and
+ * its pages unmapped once checked (they come back, from the page cache,
+ * when read), so only what is used counts in the process's memory.  A file that cannot be
  * mapped (a pipe, an empty file) is read instead, as is one whose
  * descriptor does not stand at its start (read from where it stands).  The file must not
  * shrink while @s holds it.

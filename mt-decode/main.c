@@ -199,8 +199,7 @@ run(struct main_opts *o, struct mt_snap *s)
 
 /*
  * Read the snapshot on @fd: a file is mapped and its trace and code are
- * used in place, each chunk's pages unmapped once checked (no copy: one
- * populating mmap costs less than the page faults of the copies, and
+ * used in place, each chunk's pages unmapped once checked (no copy:
  * only the pages used again count in the peak RSS, bench/RESULTS.md);
  * a pipe is read.
  */
