@@ -596,6 +596,45 @@ dec_error(struct dec_buf *b, int st)
 	    st == DEC_LOOP ? "never-ending loop" : pt_errstr(code));
 }
 
+/*
+ * The trace behind the decoder is not read again (a resync that goes
+ * back maps it again from the page cache): in a mapped snapshot
+ * (mt_snap_map_fd) its pages more than DEC_DROP_BYTES behind offset @off
+ * are unmapped, from where this decoder began, a step of at least
+ * DEC_DROP_BYTES at a time, so that the peak RSS holds the trace ahead
+ * of the decoder, not all it read (bench/RESULTS.md, session 10).  The
+ * slow path looks at each block's offset; the cached decoder's fast path
+ * (cfg_run, which returns at events and PSB+) every DEC_DROP_EVERY
+ * returns.
+ */
+#define DEC_DROP_BYTES	(64u << 10)
+#define DEC_DROP_EVERY	64u
+
+static void
+dec_drop_pages(struct dec_buf *b, uint64_t off)
+{
+	const uint8_t *p = b->aux->data;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uint64_t end;
+
+	if (b->drop_next == 0 || off > b->aux->len) {
+		b->drop_from = off;	/* where this decoder began */
+	} else {
+		end = off - DEC_DROP_BYTES;
+		end = (((uintptr_t)p + end) & ~(pg - 1)) - (uintptr_t)p;
+		mt_snap_drop(b->r->s, p + b->drop_from, end - b->drop_from);
+		b->drop_from = end;
+	}
+	b->drop_next = b->drop_from + 2 * DEC_DROP_BYTES;
+}
+
+static inline void
+dec_drop(struct dec_buf *b, uint64_t off)
+{
+	if (off >= b->drop_next)
+		dec_drop_pages(b, off);
+}
+
 /* Trace was taken (a branch that needs it, an event): start over. */
 static inline void
 dec_loop_reset(struct dec_buf *b)
@@ -631,6 +670,7 @@ dec_loop(struct dec_buf *b, const struct pt_block *blk, uint64_t mismatch)
 	if (off != b->nt_off) {
 		b->nt_off = off;
 		b->nt_off_insns = 0;
+		dec_drop(b, off);
 	} else if ((b->nt_off_insns += blk->ninsn) > DEC_LOOP_STUCK) {
 		return 1;
 	}
@@ -756,9 +796,13 @@ dec_stretch(struct dec_buf *b, int st)
 {
 	struct pt_block blk;
 	struct pt_event ev;
-	uint64_t mismatch;
+	uint64_t mismatch, off = 0;
 	int rc, perf = b->r->perf_clock;
 
+	if (b->drop_next == 0) {
+		dec_offset(b, &off);
+		dec_drop(b, off);	/* where this decoder begins */
+	}
 	for (;;) {
 		while (st & pts_event_pending) {
 			st = dec_ev(b, &ev);
@@ -793,6 +837,11 @@ dec_stretch(struct dec_buf *b, int st)
 			if (b->walks != nw)
 				dec_loop_reset(b);
 			if (st != CFG_SLOW) {
+				if (++b->drop_n == DEC_DROP_EVERY) {
+					b->drop_n = 0;
+					dec_offset(b, &off);
+					dec_drop(b, off);
+				}
 				if (b->r->prog != NULL &&
 				    mt_progress_due(&b->r->prog->p))
 					dec_progress(b);

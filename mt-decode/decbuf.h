@@ -127,6 +127,10 @@ struct dec_buf {
 	uint32_t nt_len, nt_pow;	/* blocks since nt_ip; next power of 2 */
 	uint64_t nt_off;	/* decoder offset at the last block */
 	uint64_t nt_off_insns;	/* instructions decoded since it moved */
+	/* The trace's pages behind the decoder, unmapped (dec_drop) */
+	uint64_t drop_from;	/* offset from which they are not yet */
+	uint64_t drop_next;	/* offset that drops more; 0: not begun */
+	uint32_t drop_n;	/* fast-path returns since the last look */
 };
 
 /*
