@@ -748,7 +748,8 @@ read_payload(struct src *in, size_t len, uint8_t **pay)
 
 /*
  * A mapped file (mt_snap_map_fd): once a chunk is checked and parsed,
- * unmap its pages from [@start, in->off) (whole pages; the file's data
+ * unmap its pages from [@start, in->off) (the page it ends in, where
+ * the next chunk begins, is left: that chunk unmaps it; the file's data
  * stays in the page cache), so that only the pages used later (the
  * trace as it is decoded) count in the process's memory, not every
  * page the checksum read.  A page read again is mapped again.
@@ -761,6 +762,7 @@ drop_pages(const struct src *in, uint64_t start)
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
 
 	a &= ~(pg - 1);
+	b &= ~(pg - 1);		/* the next chunk begins in its last page */
 	if (b > a)
 		(void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
