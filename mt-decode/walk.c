@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <intel-pt.h>
 
@@ -83,8 +84,10 @@ walk_cache_free(struct walk_cache *wc)
 {
 	if (wc == NULL)
 		return;
-	free(wc->w);
-	free(wc->tr);
+	if (wc->w != NULL)
+		munmap(wc->w, wc->capw * sizeof(*wc->w));
+	if (wc->tr != NULL)
+		munmap(wc->tr, wc->captr * sizeof(*wc->tr));
 	free(wc->slot);
 	free(wc->front);
 	free(wc->memo);
@@ -173,12 +176,31 @@ walk_bits(int mode)
 	return mode == ptem_16bit ? 16 : mode == ptem_32bit ? 32 : 64;
 }
 
+/*
+ * The array at @p grown from @old to @new bytes (whole pages; @p NULL:
+ * made): a mapping of its own, which mremap moves without a copy, so
+ * the array it grew from does not stay resident in the heap (mruby:
+ * the 2,048 walks before the doubling, 128 KiB; bench/RESULTS.md,
+ * session 10).  Page-aligned, so a walk is a cache line.  NULL on
+ * failure, @p left as it was.
+ */
+static void *
+walk_grow(void *p, size_t old, size_t new)
+{
+	void *q = p == NULL ? mmap(NULL, new, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) :
+	    mremap(p, old, new, MREMAP_MAYMOVE);
+
+	return q == MAP_FAILED ? NULL : q;
+}
+
 static struct walk_tr *
 walk_new_tr(struct walk_cache *wc)
 {
 	if (wc->ntr == wc->captr) {
 		uint32_t n = wc->captr ? wc->captr * 2 : 1024;
-		struct walk_tr *t = realloc(wc->tr, n * sizeof(*t));
+		struct walk_tr *t = walk_grow(wc->tr,
+		    wc->captr * sizeof(*t), n * sizeof(*t));
 
 		if (t == NULL)
 			return NULL;
@@ -300,15 +322,12 @@ walk_get_slow(struct walk_cache *wc, uint64_t ip, int isid, int mode,
 		j = (j + 1) & (wc->nslot - 1);
 	}
 	if (wc->nw == wc->capw) {
-		/* aligned to the cache line (walk.h): no realloc */
 		uint32_t n = wc->capw ? wc->capw * 2 : 1024;
-		struct walk *nw = aligned_alloc(64, n * sizeof(*nw));
+		struct walk *nw = walk_grow(wc->w, wc->capw * sizeof(*nw),
+		    n * sizeof(*nw));
 
 		if (nw == NULL)
 			return NULL;
-		if (wc->nw > 0)
-			memcpy(nw, wc->w, wc->nw * sizeof(*nw));
-		free(wc->w);
 		wc->w = nw;
 		wc->capw = n;
 	}
