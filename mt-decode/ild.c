@@ -173,6 +173,21 @@ zsize(const struct ild_state *s)
 	return s->opsz16 ? 2 : 4;
 }
 
+/*
+ * Two-byte map opcodes whose length libipt 2.0.5's decoder takes
+ * otherwise than the SDM's usual form (measured: pt_insn_next over
+ * every opcode of the map): 0F 24-27 (no ModRM), 39, 3B-3F (a ModRM),
+ * 78 (with 66/F2: an imm), A6, A7, B9, FF (no ModRM).  No valid user
+ * code holds them; ild_decode refuses them, so the cached decoder gives
+ * such code to libipt instead of walking other instructions than
+ * libipt's.  (0F 20-23, MOV to and from control and debug registers,
+ * ignore ModRM's mod, as in the SDM: ild_map2.)
+ */
+static const uint32_t map2_not_libipt[8] = {
+	0x00000000, 0xfa0000f0, 0x00000000, 0x01000000,
+	0x00000000, 0x020000c0, 0x00000000, 0x80000000,
+};
+
 /* VEX (C4/C5) and EVEX (62): prefix bytes, opcode, ModRM, imm8. */
 static int
 ild_vex(struct ild_state *s, unsigned esc, struct ild_insn *o)
@@ -193,8 +208,27 @@ ild_vex(struct ild_state *s, unsigned esc, struct ild_insn *o)
 	 */
 	if (esc == 0xc4 && map >= 5)
 		return -1;
+	/* maps 0 and 4 (C4 and 62), EVEX's 5-7: reserved (#UD) in the
+	 * SDM, and libipt's lengths differ */
+	if (map == 0 || map >= 4)
+		return -1;
+	/*
+	 * libipt takes VEX and EVEX map 0F opcodes' ModRM, immediate and
+	 * displacement from its legacy two-byte map, this decoder from the
+	 * AVX forms: they agree where an AVX instruction has that opcode.
+	 * Where they do not (an opcode without ModRM or with an imm8 in
+	 * the legacy map, other than VZEROUPPER and the AVX imm8 forms, or
+	 * one of map2_not_libipt's or 20-23, or 38 and 3A, its three-byte
+	 * escapes), refuse (map2_not_libipt's comment).
+	 */
 	s->i += plen;
 	op = s->p[s->i++];
+	if (map == 1 && (BIT(map2_not_libipt, op) ||
+	    (op >= 0x20 && op <= 0x23) || op == 0x38 || op == 0x3a ||
+	    (BIT(map2_no_modrm, op) && !(esc != 0x62 && op == 0x77)) ||
+	    (BIT(map2_imm8, op) && !((op >= 0x70 && op <= 0x73) ||
+	    op == 0xc2 || (op >= 0xc4 && op <= 0xc6)))))
+		return -1;
 	if (!(esc == 0xc5 || esc == 0xc4) || map != 1 || op != 0x77) {
 		if (ild_modrm(s) < 0)
 			return -1;
@@ -215,12 +249,20 @@ ild_map2(struct ild_state *s, uint64_t ip, struct ild_insn *o)
 	if (!need(s, 1))
 		return -1;
 	op = s->p[s->i++];
+	if (BIT(map2_not_libipt, op))
+		return -1;	/* libipt's length differs */
 	switch (op) {
 	case 0x05: o->cls = ILD_SYSCALL; break;
 	case 0x07: o->cls = ILD_SYSRET; break;
 	case 0x34: o->cls = ILD_SYSCALL; break;
 	case 0x35: o->cls = ILD_SYSRET; break;
-	case 0x0b: o->cls = ILD_FAR; break;
+	case 0x20: case 0x21: case 0x22: case 0x23:
+		/* MOV CRn/DRn: ModRM's mod is taken as 3 (no SIB, no
+		 * displacement), SDM Vol. 2 MOV--Move to/from Control
+		 * Registers */
+		return ild_imm(s, 1);
+	/* UD2 (0B) is no branch to libipt 2.0.5: decoding goes on past
+	 * it (a #UD comes as an asynchronous branch) */
 	case 0x38:	/* three-byte map 0F 38: ModRM, no immediate */
 		if (!need(s, 1))
 			return -1;
@@ -245,9 +287,9 @@ ild_map2(struct ild_state *s, uint64_t ip, struct ild_insn *o)
 
 		if (m < 0)
 			return -1;
-		/* VMCALL, VMLAUNCH, VMRESUME, VMMCALL: 0F 01 C1-C3, D9 */
-		if (op == 0x01 && (m == 0xc1 || m == 0xc2 || m == 0xc3 ||
-		    m == 0xd9))
+		/* VMCALL, VMLAUNCH, VMRESUME: 0F 01 C1-C3 (libipt 2.0.5
+		 * takes VMMCALL, D9, for no branch) */
+		if (op == 0x01 && (m == 0xc1 || m == 0xc2 || m == 0xc3))
 			o->cls = ILD_FAR;
 	}
 	if (BIT(map2_imm8, op))

@@ -29,7 +29,7 @@ enum ild_class {
 	ILD_SYSRET,	/* SYSRET, SYSEXIT */
 	ILD_INT,	/* INT n, INT3, INTO, INT1 */
 	ILD_IRET,	/* IRET */
-	ILD_FAR,	/* far call, jump, return; VMCALL & co.; UD2 */
+	ILD_FAR,	/* far call, jump, return; VMCALL & co. */
 };
 
 struct ild_insn {

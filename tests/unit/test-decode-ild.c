@@ -46,7 +46,18 @@ static const struct icase cases[] = {
 	{ "cc", 64, 1, ILD_INT, 0 },
 	{ "48cf", 64, 2, ILD_IRET, 0 },
 	{ "0f01c1", 64, 3, ILD_FAR, 0 },
-	{ "0f0b", 64, 2, ILD_FAR, 0 },
+	{ "0f0b", 64, 2, ILD_OTHER, 0 },	/* UD2: no branch to libipt */
+	{ "0f01d9", 64, 3, ILD_OTHER, 0 },	/* VMMCALL: likewise */
+	/* lengths libipt 2.0.5 takes otherwise (ild.c): refused */
+	{ "0fff0511223344", 64, 0, ILD_OTHER, 0 },	/* UD0 */
+	{ "0fb90511223344", 64, 0, ILD_OTHER, 0 },	/* UD1 */
+	{ "0f2400", 64, 0, ILD_OTHER, 0 },		/* mov %tr */
+	{ "0f200511223344", 64, 3, ILD_OTHER, 0 },	/* mov %cr0: mod 3 */
+	{ "c5ffffffac", 64, 0, ILD_OTHER, 0 },		/* VEX UD0 */
+	{ "c5f8800511223344", 64, 0, ILD_OTHER, 0 },	/* VEX 0F 80 */
+	{ "c5f8a40511223344", 64, 0, ILD_OTHER, 0 },	/* VEX 0F A4 */
+	{ "c4e07877", 64, 0, ILD_OTHER, 0 },		/* VEX map 0 */
+	{ "62100184ce06c3", 64, 0, ILD_OTHER, 0 },	/* EVEX map 0 */
 	{ "48b88877665544332211", 64, 10, ILD_OTHER, 0 },
 	{ "b878563412", 64, 5, ILD_OTHER, 0 },
 	{ "66b83412", 64, 4, ILD_OTHER, 0 },
@@ -181,7 +192,9 @@ ild_vex3_invalid_map_fails(void)
 	for (m = 0; m < 32; m++) {
 		memcpy(b, good, sizeof(b));
 		b[1] = (uint8_t)((b[1] & 0xe0) | m);
-		CHECK((ild_decode(b, sizeof(b), 0, 64, &in) < 0) == (m >= 5));
+		/* maps 0 and 4 up: libipt 2.0.5's lengths differ (ild.c) */
+		CHECK((ild_decode(b, sizeof(b), 0, 64, &in) < 0) ==
+		    (m == 0 || m >= 4));
 	}
 }
 
