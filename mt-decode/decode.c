@@ -130,9 +130,11 @@ dec_buffer(struct dec_run *r, const struct mt_snap_aux *a,
 		uint64_t next = UINT64_MAX;
 
 		/* Code replaced at a time (epochs.h) changes libipt's
-		 * image, and with it its block cache: not modelled. */
+		 * image, and with it its block cache: not modelled.  Asked
+		 * through dec_image: under -j a worker's view or copy, with
+		 * the set's lazily built epochs behind par's lock. */
 		if (r->perf_clock && (r->fill == NULL ||
-		    image_set_image_at(r->is, b.pid, 0, &next) == NULL ||
+		    dec_image(r, b.pid, 0, &next) == NULL ||
 		    next != UINT64_MAX)) {
 			rc = CFG_ABORT;
 			goto out;
